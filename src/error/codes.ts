@@ -1,0 +1,38 @@
+/**
+ * Every stable error code waymark can raise, one line each in docs/errors.md.
+ * Codes are part of the public contract: renaming one is a breaking change.
+ */
+export const errorCodes = [
+  // graph declaration and compile
+  'GRAPH_INVALID',
+  'DECLARATION_INVALID',
+  // run input and node output
+  'INPUT_INVALID',
+  'UPDATE_INVALID',
+  'WRITE_UNDECLARED',
+  // routing and caps
+  'ROUTE_UNDECLARED',
+  'ROUTER_FAILED',
+  'VISIT_CAP',
+  'STEP_LIMIT',
+  // node failures
+  'NODE_FAILED',
+  'NODE_TIMEOUT',
+  // run-level stops
+  'RUN_CANCELLED',
+  'RUN_TIMEOUT',
+] as const;
+
+/** A stable, documented error code. */
+export type ErrorCode = (typeof errorCodes)[number];
+
+/**
+ * How an error value is classified; retry policies and reports switch on this, never on messages.
+ * - transient: may succeed if tried again (the default for an exception a node throws)
+ * - permanent: will fail the same way again (bad output, a WaymarkError marked not retryable)
+ * - timeout: the node or the run ran out of time
+ * - cap: a visit cap or step limit stopped a loop
+ * - budget: a token, cost or turn budget was spent
+ * - check: output failed its deterministic check
+ */
+export type ErrorClass = 'transient' | 'permanent' | 'timeout' | 'cap' | 'budget' | 'check';

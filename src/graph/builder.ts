@@ -1,0 +1,222 @@
+import { z } from 'zod';
+import { WaymarkError } from '../error/waymark-error.js';
+import type { CompiledGraph, RuntimeNode } from './compiled.js';
+import { type Diagnostic, formatDiagnostics } from './diagnostic.js';
+import { END, type End } from './end.js';
+import { structuralHash } from './hash.js';
+import { kindTraits, type NodeKind } from './kinds.js';
+import type { Reducer } from './reducers.js';
+import type {
+  EdgeDef,
+  GraphDef,
+  NodeDef,
+  NodeFn,
+  RetryPolicy,
+  RouteDef,
+  RouterFn,
+} from './types.js';
+import { validate } from './validate.js';
+
+type Field<S> = keyof S & string;
+
+/** Options of {@link graph}. */
+export interface GraphOptions<Schema extends z.ZodObject> {
+  /** The state schema; the state type of every node and router is inferred from it. */
+  readonly state: Schema;
+  /** The graph's version, recorded in every checkpoint. Default 1. */
+  readonly version?: number;
+  /** Per-field reducers; a field without one is replaced by each update. */
+  readonly reducers?: { readonly [K in keyof z.output<Schema>]?: Reducer<z.output<Schema>[K]> };
+}
+
+/** Options of `.node()`. `W` is inferred from `writes` and narrows what the node may return. */
+export interface NodeOptions<S, W extends Field<S> = Field<S>> {
+  readonly kind?: NodeKind;
+  /** Most activations of this node in one run. Every cycle needs one on some node. */
+  readonly visits?: number;
+  readonly retry?: RetryPolicy;
+  /** Per-attempt time limit; `ctx.signal` aborts at it and a late result is discarded. */
+  readonly timeoutMs?: number;
+  /** Node to continue at, with the error recorded, when the node fails for good. */
+  readonly onError?: string;
+  readonly reads?: readonly Field<S>[];
+  readonly writes?: readonly W[];
+  /** The node ends its path when it completes. */
+  readonly terminal?: boolean;
+  /** Bump when the node's behaviour changes. Default 1. */
+  readonly version?: number;
+}
+
+/**
+ * Declares a graph. Chain `.node()`, `.edge()`, `.route()`, `.entry()`, then `.compile()`.
+ * Type parameters: the state `S`, the node names declared so far `N`, and the run input `I`.
+ *
+ * @example
+ * const State = z.object({ claim: z.string(), verified: z.boolean().default(false) });
+ * const g = graph('check', { state: State })
+ *   .node('verify', async (s) => ({ verified: s.claim.length > 0 }))
+ *   .edge('verify', END)
+ *   .entry('verify')
+ *   .compile();
+ */
+export class GraphBuilder<S = Record<string, unknown>, N extends string = never, I = S> {
+  readonly #name: string;
+  readonly #options: GraphOptions<z.ZodObject>;
+  readonly #nodes: NodeDef[] = [];
+  readonly #fns = new Map<string, NodeFn<S, unknown>>();
+  readonly #edges: EdgeDef[] = [];
+  readonly #routes: RouteDef[] = [];
+  readonly #routers = new Map<string, RouterFn<S>>();
+  #entry: string | null = null;
+
+  constructor(name: string, options: GraphOptions<z.ZodObject>) {
+    if (!(options?.state instanceof z.ZodObject)) {
+      throw new WaymarkError(
+        'DECLARATION_INVALID',
+        `graph "${name}": options.state must be a zod object schema`,
+        {
+          retryable: false,
+        },
+      );
+    }
+    this.#name = name;
+    this.#options = options;
+  }
+
+  /** Adds a node. Its function gets the frozen state and returns an update. */
+  node<const K extends string, const W extends Field<S> = Field<S>>(
+    name: K,
+    fn: NodeFn<S, Partial<Pick<S, NoInfer<W>>>>,
+    options: NodeOptions<S, W> = {},
+  ): GraphBuilder<S, N | K, I> {
+    // Key order is fixed here so the structural hash does not depend on how options were written.
+    const def: NodeDef = {
+      name,
+      kind: options.kind ?? 'code',
+      version: options.version ?? 1,
+      ...(options.visits !== undefined && { visits: options.visits }),
+      ...(options.retry !== undefined && { retry: options.retry }),
+      ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+      ...(options.onError !== undefined && { onError: options.onError }),
+      ...(options.reads !== undefined && { reads: [...options.reads] }),
+      ...(options.writes !== undefined && { writes: [...options.writes] }),
+      ...(options.terminal !== undefined && { terminal: options.terminal }),
+    };
+    this.#nodes.push(def);
+    if (!this.#fns.has(name)) this.#fns.set(name, fn as NodeFn<S, unknown>);
+    return this as unknown as GraphBuilder<S, N | K, I>;
+  }
+
+  /** Adds a static edge: when `from` completes, `to` runs. */
+  edge(from: N, to: N | End): this {
+    this.#edges.push({ from, to });
+    return this;
+  }
+
+  /** Attaches a router to `from`. It runs after the node and must return one of `targets`. */
+  route<const T extends N | End>(
+    from: N,
+    router: RouterFn<S, NoInfer<T>>,
+    targets: readonly T[],
+  ): this {
+    this.#routes.push({ from, targets: Array.isArray(targets) ? [...targets] : [] });
+    if (!this.#routers.has(from)) this.#routers.set(from, router);
+    return this;
+  }
+
+  /** Names the node a run starts at. */
+  entry(name: N): this {
+    this.#entry = name;
+    return this;
+  }
+
+  /** The declaration as plain data, valid or not. */
+  toDef(): GraphDef {
+    const reducers: Record<string, string> = {};
+    for (const [field, reducer] of Object.entries(this.#options.reducers ?? {})) {
+      if (reducer) reducers[field] = (reducer as Reducer).name;
+    }
+    return {
+      name: this.#name,
+      version: this.#options.version ?? 1,
+      fields: Object.keys(this.#options.state.shape),
+      reducers,
+      entry: this.#entry,
+      // Copies: a builder used again after compile() must not change a compiled graph's data.
+      nodes: [...this.#nodes],
+      edges: [...this.#edges],
+      routes: [...this.#routes],
+    };
+  }
+
+  /** Every problem in the declaration; empty when it compiles. */
+  validate(): Diagnostic[] {
+    return validate(this.toDef());
+  }
+
+  /**
+   * Validates the graph and returns it ready to run.
+   * @throws WaymarkError `GRAPH_INVALID` whose `details` lists every diagnostic.
+   */
+  compile(): CompiledGraph<S, I> {
+    const def = this.toDef();
+    const diagnostics = validate(def);
+    if (diagnostics.length > 0) {
+      throw new WaymarkError(
+        'GRAPH_INVALID',
+        `graph "${def.name}" has ${diagnostics.length} problem(s):\n${formatDiagnostics(diagnostics)}`,
+        { details: diagnostics, retryable: false },
+      );
+    }
+    const nodes = new Map<string, RuntimeNode>();
+    const next = new Map(def.edges.map((e) => [e.from, e.to]));
+    const routes = new Map(def.routes.map((r) => [r.from, new Set(r.targets)]));
+    for (const node of def.nodes) {
+      const router = this.#routers.get(node.name);
+      nodes.set(node.name, {
+        def: node,
+        fn: this.#fns.get(node.name) as NodeFn<unknown, unknown>,
+        traits: kindTraits[node.kind],
+        next: next.get(node.name) ?? (node.terminal ? END : undefined),
+        router: router && { fn: router as RouterFn<unknown>, targets: routes.get(node.name)! },
+        cap: node.visits ?? Number.POSITIVE_INFINITY,
+        writes: node.writes && new Set(node.writes),
+      });
+    }
+    const shape = this.#options.state.shape as Record<string, z.ZodType>;
+    const reducers = new Map<string, Reducer>();
+    for (const [field, reducer] of Object.entries(this.#options.reducers ?? {})) {
+      if (reducer) reducers.set(field, reducer as Reducer);
+    }
+    return Object.freeze({
+      name: def.name,
+      version: def.version,
+      def,
+      hash: structuralHash(def),
+      schema: this.#options.state,
+      entry: def.entry!,
+      nodes,
+      fieldSchemas: new Map(Object.entries(shape)),
+      reducers,
+    });
+  }
+}
+
+/**
+ * Starts declaring a graph over a zod object state schema.
+ *
+ * @example
+ * const g = graph('research', { state: State, version: 1 })
+ *   .node('plan', plan, { visits: 3 })
+ *   .node('search', search)
+ *   .edge('plan', 'search')
+ *   .route('search', (s) => (s.done ? END : 'plan'), ['plan', END])
+ *   .entry('plan')
+ *   .compile();
+ */
+export function graph<Schema extends z.ZodObject>(
+  name: string,
+  options: GraphOptions<Schema>,
+): GraphBuilder<z.output<Schema>, never, z.input<Schema>> {
+  return new GraphBuilder(name, options);
+}

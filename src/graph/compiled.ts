@@ -1,0 +1,44 @@
+import type { z } from 'zod';
+import type { KindTraits } from './kinds.js';
+import type { Reducer } from './reducers.js';
+import type { GraphDef, NodeDef, NodeFn, RouterFn } from './types.js';
+
+/** A node ready for the scheduler: its data, its function and its exits resolved once. */
+export interface RuntimeNode {
+  readonly def: NodeDef;
+  readonly fn: NodeFn<unknown, unknown>;
+  readonly traits: KindTraits;
+  /** The static edge's target (a node or END), if the node has one. */
+  readonly next: string | undefined;
+  readonly router:
+    | { readonly fn: RouterFn<unknown>; readonly targets: ReadonlySet<string> }
+    | undefined;
+  /** Visit cap, Infinity when none is declared. */
+  readonly cap: number;
+  /** Fields the node may write, or undefined when it did not declare `writes`. */
+  readonly writes: ReadonlySet<string> | undefined;
+}
+
+/**
+ * A validated graph: the plain-data declaration, its structural hash, and the tables the runtime
+ * needs. Produced only by `.compile()`, so holding one means the graph passed validation.
+ *
+ * @example
+ * const g = graph('hello', { state }).node('greet', greet).edge('greet', END).entry('greet').compile();
+ * console.log(JSON.stringify(g.def), g.hash);
+ */
+export interface CompiledGraph<S = Record<string, unknown>, I = S> {
+  readonly name: string;
+  readonly version: number;
+  readonly def: GraphDef;
+  /** sha256 of the declaration's structure; changes when nodes, edges, routes or options do. */
+  readonly hash: string;
+  readonly schema: z.ZodObject;
+  readonly entry: string;
+  readonly nodes: ReadonlyMap<string, RuntimeNode>;
+  readonly fieldSchemas: ReadonlyMap<string, z.ZodType>;
+  /** Reducer per field; fields absent here are replaced. */
+  readonly reducers: ReadonlyMap<string, Reducer>;
+  /** Type-only carrier of the state and input types; always undefined at run time. */
+  readonly types?: { readonly state: S; readonly input: I };
+}

@@ -1,0 +1,42 @@
+/** Stable codes of compile-time diagnostics, one section each in docs/diagnostics.md. */
+export type DiagnosticCode =
+  | 'ENTRY_MISSING'
+  | 'ENTRY_UNKNOWN'
+  | 'NAME_INVALID'
+  | 'NAME_DUPLICATE'
+  | 'NAME_RESERVED'
+  | 'EDGE_SOURCE_UNKNOWN'
+  | 'EDGE_TARGET_UNKNOWN'
+  | 'EDGE_MULTIPLE'
+  | 'EDGE_AND_ROUTE'
+  | 'ROUTE_SOURCE_UNKNOWN'
+  | 'ROUTE_TARGET_UNKNOWN'
+  | 'ROUTE_NO_TARGETS'
+  | 'ROUTE_DUPLICATE'
+  | 'ON_ERROR_UNKNOWN'
+  | 'DEAD_END'
+  | 'UNREACHABLE'
+  | 'TRAP'
+  | 'CYCLE_UNCAPPED'
+  | 'FIELD_UNKNOWN'
+  | 'OPTION_INVALID';
+
+/**
+ * One problem found in a graph declaration, as data. `node` and `edge` say where; `hint` is the
+ * one-line fix.
+ *
+ * @example
+ * { code: 'DEAD_END', node: 'verify', message: 'node "verify" has no way out', hint: '...' }
+ */
+export interface Diagnostic {
+  readonly code: DiagnosticCode;
+  readonly message: string;
+  readonly hint: string;
+  readonly node?: string;
+  readonly edge?: { readonly from: string; readonly to: string };
+}
+
+/** Formats diagnostics one per line, for error messages and the CLI. */
+export function formatDiagnostics(diagnostics: readonly Diagnostic[]): string {
+  return diagnostics.map((d) => `  ${d.code} ${d.message} (fix: ${d.hint})`).join('\n');
+}

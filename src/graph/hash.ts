@@ -1,0 +1,29 @@
+import { createHash } from 'node:crypto';
+import type { GraphDef } from './types.js';
+
+const byName = (a: { name: string }, b: { name: string }) =>
+  a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+const key = (e: { from: string; to?: string }) => `${e.from}\u0000${e.to ?? ''}`;
+
+/**
+ * The structural hash of a graph: sha256 over a canonical form in which declaration order does
+ * not matter (reordering `.node()` calls is not a change; adding an edge is).
+ *
+ * @example
+ * structuralHash(compiled.def) === compiled.hash;
+ */
+export function structuralHash(def: GraphDef): string {
+  const canonical = {
+    name: def.name,
+    version: def.version,
+    fields: def.fields,
+    reducers: Object.fromEntries(Object.entries(def.reducers).sort()),
+    entry: def.entry,
+    nodes: [...def.nodes].sort(byName),
+    edges: [...def.edges].sort((a, b) => (key(a) < key(b) ? -1 : 1)),
+    routes: [...def.routes]
+      .map((r) => ({ from: r.from, targets: [...r.targets].sort() }))
+      .sort((a, b) => (a.from < b.from ? -1 : 1)),
+  };
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
+}

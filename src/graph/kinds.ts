@@ -1,0 +1,22 @@
+/** What a node is for; the scheduler reads a kind's traits, never the kind itself. */
+export type NodeKind = 'code' | 'model' | 'person' | 'effect';
+
+/** What a node kind needs from the runtime, as data (no `if (kind === ...)` in shared code). */
+export interface KindTraits {
+  /** Whether a failed attempt may be tried again under the node's retry policy. */
+  readonly retryable: boolean;
+  /** Whether the node stops the run for an outside answer (persons, external events). */
+  readonly opensWait: boolean;
+  /** Whether the node acts on the outside world, so its effects go through the ledger. */
+  readonly hasEffects: boolean;
+}
+
+export const kindTraits: Readonly<Record<NodeKind, KindTraits>> = {
+  code: { retryable: true, opensWait: false, hasEffects: false },
+  model: { retryable: true, opensWait: false, hasEffects: false },
+  // A person's answer is not retried: asking twice is a new question, not a new attempt.
+  person: { retryable: false, opensWait: true, hasEffects: false },
+  effect: { retryable: true, opensWait: false, hasEffects: true },
+};
+
+export const nodeKinds = Object.keys(kindTraits) as readonly NodeKind[];

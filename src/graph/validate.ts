@@ -1,0 +1,295 @@
+import type { Diagnostic, DiagnosticCode } from './diagnostic.js';
+import { END, reservedNames } from './end.js';
+import { cyclicComponents } from './internal/cycles.js';
+import { kindTraits } from './kinds.js';
+import type { GraphDef, NodeDef } from './types.js';
+
+const hints: Readonly<Record<DiagnosticCode, string>> = {
+  ENTRY_MISSING: 'call .entry(name) with the node the run starts at',
+  ENTRY_UNKNOWN: 'point .entry() at a declared node, or declare the node',
+  NAME_INVALID: 'give the node a non-empty string name',
+  NAME_DUPLICATE: 'rename one of the nodes; names identify activations, effects and checkpoints',
+  NAME_RESERVED: 'pick another name; END, __end__, START and __start__ are reserved',
+  EDGE_SOURCE_UNKNOWN: 'declare the node, or fix the name in .edge()',
+  EDGE_TARGET_UNKNOWN: 'declare the node, fix the name in .edge(), or use END',
+  EDGE_MULTIPLE: 'keep one static edge, or replace them with a router that picks one',
+  EDGE_AND_ROUTE: 'remove the static edge and add its target to the router targets',
+  ROUTE_SOURCE_UNKNOWN: 'declare the node, or fix the name in .route()',
+  ROUTE_TARGET_UNKNOWN: 'declare the node, fix the name in the targets list, or use END',
+  ROUTE_NO_TARGETS: 'list every node the router may return as its targets',
+  ROUTE_DUPLICATE: 'merge the routers into one function with all targets declared',
+  ON_ERROR_UNKNOWN: 'point onError at a declared node',
+  DEAD_END: 'add an edge or a router from it, an edge to END, or mark it { terminal: true }',
+  UNREACHABLE: 'add an edge or router target leading to it, or remove the node',
+  TRAP: 'give a node of the loop an exit that leads to END',
+  CYCLE_UNCAPPED: 'set { visits: n } on a node of the cycle so the loop cannot run forever',
+  FIELD_UNKNOWN: 'name a field of the state schema, or add the field to the schema',
+  OPTION_INVALID:
+    'visits, retry.attempts and version are whole numbers >= 1; timeoutMs > 0; retry.factor >= 1; kind is code, model, person or effect',
+};
+
+/**
+ * Checks a graph declaration without running anything and returns every problem found, in a
+ * stable order. Cost is linear in nodes + edges.
+ *
+ * @example
+ * const problems = validate(builder.toDef()); // [] when the graph is sound
+ */
+export function validate(def: GraphDef): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const report = (
+    code: DiagnosticCode,
+    message: string,
+    where: Omit<Diagnostic, 'code' | 'message' | 'hint'> = {},
+  ) => out.push({ code, message, hint: hints[code], ...where });
+
+  // Names: index the first declaration of each; later duplicates are reported and ignored.
+  const indexOf = new Map<string, number>();
+  const nodes: NodeDef[] = [];
+  for (const node of def.nodes) {
+    if (typeof node.name !== 'string' || node.name.length === 0) {
+      report('NAME_INVALID', `a node has the invalid name ${JSON.stringify(node.name)}`);
+      continue;
+    }
+    if (reservedNames.has(node.name)) {
+      report('NAME_RESERVED', `node "${node.name}" uses a reserved name`, { node: node.name });
+      continue;
+    }
+    if (indexOf.has(node.name)) {
+      report('NAME_DUPLICATE', `node "${node.name}" is declared more than once`, {
+        node: node.name,
+      });
+      continue;
+    }
+    indexOf.set(node.name, nodes.length);
+    nodes.push(node);
+  }
+  const n = nodes.length;
+  const fields = new Set(def.fields);
+
+  // Exits per node. `exits` feeds reachability; `endsHere` marks nodes that are diagnosed
+  // already or lead straight to END, so the trap check reports only loops with no way out.
+  const exits: number[][] = Array.from({ length: n }, () => []);
+  const endsHere = new Uint8Array(n);
+  const staticEdges = new Uint16Array(n);
+  const routed = new Uint8Array(n);
+
+  for (const edge of def.edges) {
+    const from = indexOf.get(edge.from);
+    if (from === undefined) {
+      report(
+        'EDGE_SOURCE_UNKNOWN',
+        `edge ${edge.from} -> ${edge.to} starts at an unknown node "${edge.from}"`,
+        { edge },
+      );
+      continue;
+    }
+    staticEdges[from]!++;
+    if (edge.to === END) {
+      endsHere[from] = 1;
+      continue;
+    }
+    const to = indexOf.get(edge.to);
+    if (to === undefined) {
+      report(
+        'EDGE_TARGET_UNKNOWN',
+        `edge ${edge.from} -> ${edge.to} points at an unknown node "${edge.to}"`,
+        {
+          node: edge.from,
+          edge,
+        },
+      );
+      endsHere[from] = 1;
+      continue;
+    }
+    exits[from]!.push(to);
+  }
+
+  for (const route of def.routes) {
+    const from = indexOf.get(route.from);
+    if (from === undefined) {
+      report('ROUTE_SOURCE_UNKNOWN', `a router is attached to an unknown node "${route.from}"`, {
+        node: route.from,
+      });
+      continue;
+    }
+    if (routed[from]) {
+      report('ROUTE_DUPLICATE', `node "${route.from}" has more than one router`, {
+        node: route.from,
+      });
+      continue;
+    }
+    routed[from] = 1;
+    if (!Array.isArray(route.targets) || route.targets.length === 0) {
+      report('ROUTE_NO_TARGETS', `the router of "${route.from}" declares no targets`, {
+        node: route.from,
+      });
+      endsHere[from] = 1;
+      continue;
+    }
+    for (const target of route.targets) {
+      if (target === END) {
+        endsHere[from] = 1;
+        continue;
+      }
+      const to = indexOf.get(target);
+      if (to === undefined) {
+        report(
+          'ROUTE_TARGET_UNKNOWN',
+          `the router of "${route.from}" declares an unknown target "${target}"`,
+          {
+            node: route.from,
+            edge: { from: route.from, to: target },
+          },
+        );
+        endsHere[from] = 1;
+        continue;
+      }
+      exits[from]!.push(to);
+    }
+  }
+
+  for (let i = 0; i < n; i++) {
+    const node = nodes[i]!;
+    const name = node.name;
+    if (node.terminal) endsHere[i] = 1;
+    if (staticEdges[i]! > 1) {
+      report(
+        'EDGE_MULTIPLE',
+        `node "${name}" has ${staticEdges[i]} static edges; a node continues to one place`,
+        {
+          node: name,
+        },
+      );
+    }
+    if (staticEdges[i]! > 0 && routed[i]) {
+      report('EDGE_AND_ROUTE', `node "${name}" has both a static edge and a router`, {
+        node: name,
+      });
+    }
+    if (staticEdges[i] === 0 && !routed[i] && !node.terminal) {
+      report('DEAD_END', `node "${name}" has no way out and is not declared terminal`, {
+        node: name,
+      });
+      endsHere[i] = 1;
+    }
+    if (node.onError !== undefined) {
+      const to = indexOf.get(node.onError);
+      if (to === undefined) {
+        report(
+          'ON_ERROR_UNKNOWN',
+          `onError of "${name}" points at an unknown node "${node.onError}"`,
+          {
+            node: name,
+            edge: { from: name, to: node.onError },
+          },
+        );
+      } else {
+        exits[i]!.push(to);
+      }
+    }
+    checkOptions(node, report);
+    for (const key of ['reads', 'writes'] as const) {
+      for (const field of node[key] ?? []) {
+        if (!fields.has(field)) {
+          report('FIELD_UNKNOWN', `node "${name}" ${key} "${field}", which is not a state field`, {
+            node: name,
+          });
+        }
+      }
+    }
+  }
+  for (const field of Object.keys(def.reducers)) {
+    if (!fields.has(field))
+      report('FIELD_UNKNOWN', `a reducer is declared for "${field}", which is not a state field`);
+  }
+
+  // Entry and reachability.
+  let reachable: Uint8Array | null = null;
+  if (def.entry === null) {
+    report('ENTRY_MISSING', 'the graph has no entry node');
+  } else if (!indexOf.has(def.entry)) {
+    report('ENTRY_UNKNOWN', `the entry "${def.entry}" is not a declared node`, { node: def.entry });
+  } else {
+    reachable = mark([indexOf.get(def.entry)!], exits);
+    for (let i = 0; i < n; i++) {
+      if (!reachable[i]) {
+        report(
+          'UNREACHABLE',
+          `node "${nodes[i]!.name}" cannot be reached from the entry "${def.entry}"`,
+          {
+            node: nodes[i]!.name,
+          },
+        );
+      }
+    }
+  }
+
+  // Traps: reachable nodes from which no path leads to END (or to a problem reported above).
+  const preds: number[][] = Array.from({ length: n }, () => []);
+  const seeds: number[] = [];
+  for (let i = 0; i < n; i++) {
+    for (const to of exits[i]!) preds[to]!.push(i);
+    if (endsHere[i]) seeds.push(i);
+  }
+  const canFinish = mark(seeds, preds);
+  for (let i = 0; i < n; i++) {
+    if (!canFinish[i] && (reachable === null || reachable[i])) {
+      report('TRAP', `from node "${nodes[i]!.name}" no path leads to END`, {
+        node: nodes[i]!.name,
+      });
+    }
+  }
+
+  // Cycles that can repeat forever: cycles among nodes without a visit cap.
+  for (const component of cyclicComponents(exits, (i) => nodes[i]!.visits === undefined)) {
+    const names = component.map((i) => nodes[i]!.name);
+    const shown = names.length > 8 ? `${names.slice(0, 8).join(' -> ')} ...` : names.join(' -> ');
+    report('CYCLE_UNCAPPED', `the cycle ${shown} has no visit cap on any of its nodes`, {
+      node: names[0]!,
+    });
+  }
+  return out;
+}
+
+/** Breadth-first marking from `seeds` along `adjacency`. */
+function mark(seeds: readonly number[], adjacency: readonly (readonly number[])[]): Uint8Array {
+  const seen = new Uint8Array(adjacency.length);
+  const queue = [...seeds];
+  for (const s of seeds) seen[s] = 1;
+  for (let head = 0; head < queue.length; head++) {
+    for (const next of adjacency[queue[head]!]!) {
+      if (seen[next]) continue;
+      seen[next] = 1;
+      queue.push(next);
+    }
+  }
+  return seen;
+}
+
+function checkOptions(
+  node: NodeDef,
+  report: (code: DiagnosticCode, message: string, where: { node: string }) => void,
+): void {
+  const bad = (option: string, value: unknown) =>
+    report('OPTION_INVALID', `node "${node.name}" has ${option} = ${JSON.stringify(value)}`, {
+      node: node.name,
+    });
+  if (!(node.kind in kindTraits)) bad('kind', node.kind);
+  if (node.visits !== undefined && !isPositiveInt(node.visits)) bad('visits', node.visits);
+  if (node.timeoutMs !== undefined && !(node.timeoutMs > 0)) bad('timeoutMs', node.timeoutMs);
+  if (!isPositiveInt(node.version)) bad('version', node.version);
+  const retry = node.retry;
+  if (retry !== undefined) {
+    if (!isPositiveInt(retry.attempts)) bad('retry.attempts', retry.attempts);
+    if (retry.backoffMs !== undefined && !(retry.backoffMs >= 0))
+      bad('retry.backoffMs', retry.backoffMs);
+    if (retry.factor !== undefined && !(retry.factor >= 1)) bad('retry.factor', retry.factor);
+    if (retry.maxBackoffMs !== undefined && !(retry.maxBackoffMs >= 0))
+      bad('retry.maxBackoffMs', retry.maxBackoffMs);
+  }
+}
+
+function isPositiveInt(value: unknown): boolean {
+  return Number.isInteger(value) && (value as number) > 0;
+}

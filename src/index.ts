@@ -1,0 +1,45 @@
+// The public surface of `waymark`. Every export is named: nothing reaches users by accident.
+
+export type { ErrorClass, ErrorCode } from './error/codes.js';
+export { errorCodes } from './error/codes.js';
+export type { ErrorValue } from './error/error-value.js';
+export type { WaymarkErrorOptions } from './error/waymark-error.js';
+export { isWaymarkError, permanentError, WaymarkError } from './error/waymark-error.js';
+
+export type { GraphOptions, NodeOptions } from './graph/builder.js';
+export { GraphBuilder, graph } from './graph/builder.js';
+export type { CompiledGraph } from './graph/compiled.js';
+export type { Diagnostic, DiagnosticCode } from './graph/diagnostic.js';
+export { formatDiagnostics } from './graph/diagnostic.js';
+export type { End } from './graph/end.js';
+export { END } from './graph/end.js';
+export type { NodeKind } from './graph/kinds.js';
+export type { Reducer } from './graph/reducers.js';
+export { append, max, mergeByKey, min, replace, sum, union } from './graph/reducers.js';
+export type {
+  EdgeDef,
+  GraphDef,
+  NodeContext,
+  NodeDef,
+  NodeFn,
+  RetryPolicy,
+  RouteDef,
+  RouterFn,
+} from './graph/types.js';
+export { validate } from './graph/validate.js';
+
+export type { Clock } from './runtime/clock.js';
+export type { RunOptions, RunResult } from './runtime/run.js';
+export { defaultMaxSteps, run } from './runtime/run.js';
+export type {
+  Activation,
+  Command,
+  Outcome,
+  RunEvent,
+  RunLimits,
+  RunStatus,
+  Snapshot,
+} from './runtime/snapshot.js';
+export type { StepResult } from './runtime/step.js';
+export { initialSnapshot, step } from './runtime/step.js';
+export type { Trace, TraceEntry } from './runtime/trace.js';

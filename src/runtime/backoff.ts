@@ -1,0 +1,14 @@
+import type { RetryPolicy } from '../graph/types.js';
+
+/** Error classes retried when a policy does not say: the ones that may pass on a second try. */
+export const defaultRetryOn = ['transient', 'timeout'] as const;
+
+/**
+ * The wait before the attempt after `attempt`: `backoffMs * factor^(attempt-1)`, capped by
+ * `maxBackoffMs`. No jitter: the schedule is a pure function of the policy, so replays agree.
+ */
+export function backoffDelay(policy: RetryPolicy, attempt: number): number {
+  const base = policy.backoffMs ?? 0;
+  const delay = base * (policy.factor ?? 2) ** (attempt - 1);
+  return Math.min(delay, policy.maxBackoffMs ?? Number.POSITIVE_INFINITY);
+}

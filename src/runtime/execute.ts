@@ -1,0 +1,87 @@
+import { type ErrorValue, errorValue } from '../error/error-value.js';
+import { isWaymarkError } from '../error/waymark-error.js';
+import type { RuntimeNode } from '../graph/compiled.js';
+import type { NodeContext } from '../graph/types.js';
+import type { Activation, RunEvent } from './snapshot.js';
+
+/** What one attempt needs besides the node: the run's identity, state and signal. */
+export interface AttemptInput {
+  readonly runId: string;
+  readonly state: Readonly<Record<string, unknown>>;
+  readonly errors: readonly ErrorValue[];
+  /** Aborted when the run stops (cancel, deadline, failure elsewhere). */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Runs one attempt of one activation and reports it as an event; never rejects. With a
+ * `timeoutMs`, the attempt's signal aborts at the limit and the attempt is reported as timed
+ * out even if the node ignores the signal; whatever it returns later is discarded.
+ */
+export function executeAttempt(
+  node: RuntimeNode,
+  activation: Activation,
+  input: AttemptInput,
+): Promise<RunEvent> {
+  const timeoutMs = node.def.timeoutMs;
+  if (timeoutMs === undefined) return invoke(node, activation, input, input.signal);
+
+  // A controller per attempt only when a timeout needs one: it is the costliest object per step.
+  const controller = new AbortController();
+  const forward = () => controller.abort(input.signal.reason);
+  input.signal.addEventListener('abort', forward, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<RunEvent>((resolve) => {
+    timer = setTimeout(() => {
+      const message = `node "${node.def.name}" did not finish within ${timeoutMs} ms`;
+      const error = errorValue(where(activation), 'NODE_TIMEOUT', 'timeout', message, {
+        timeoutMs,
+      });
+      controller.abort(new Error(message));
+      resolve({ type: 'failed', activation: activation.id, error });
+    }, timeoutMs);
+  });
+  return Promise.race([invoke(node, activation, input, controller.signal), expired]).finally(() => {
+    clearTimeout(timer);
+    input.signal.removeEventListener('abort', forward);
+  });
+}
+
+async function invoke(
+  node: RuntimeNode,
+  activation: Activation,
+  input: AttemptInput,
+  signal: AbortSignal,
+): Promise<RunEvent> {
+  const ctx: NodeContext = {
+    runId: input.runId,
+    activationId: activation.id,
+    node: activation.node,
+    attempt: activation.attempt,
+    signal,
+    errors: input.errors,
+    error: activation.error,
+  };
+  try {
+    const update = await node.fn(input.state, ctx);
+    return { type: 'completed', activation: activation.id, update };
+  } catch (thrown) {
+    return { type: 'failed', activation: activation.id, error: toErrorValue(thrown, activation) };
+  }
+}
+
+/** Classifies what a node threw: a WaymarkError keeps its code and class; anything else is transient. */
+function toErrorValue(thrown: unknown, activation: Activation): ErrorValue {
+  if (isWaymarkError(thrown)) {
+    const message = thrown.message.startsWith(`${thrown.code}: `)
+      ? thrown.message.slice(thrown.code.length + 2)
+      : thrown.message;
+    return errorValue(where(activation), thrown.code, thrown.errorClass, message, thrown.details);
+  }
+  const message = thrown instanceof Error ? thrown.message : String(thrown);
+  return errorValue(where(activation), 'NODE_FAILED', 'transient', message);
+}
+
+function where(activation: Activation) {
+  return { node: activation.node, activation: activation.id, attempt: activation.attempt };
+}

@@ -1,0 +1,243 @@
+import type { ErrorValue } from '../error/error-value.js';
+import { WaymarkError } from '../error/waymark-error.js';
+import type { CompiledGraph } from '../graph/compiled.js';
+import { type Clock, newRunId, systemClock } from './clock.js';
+import { executeAttempt } from './execute.js';
+import { deepFreeze } from './freeze.js';
+import type { Activation, Outcome, RunEvent, Snapshot } from './snapshot.js';
+import { initialSnapshot, step } from './step.js';
+import { type Trace, type TraceEntry, traceOf } from './trace.js';
+
+/** Options of {@link run}. */
+export interface RunOptions {
+  /** The run's id; a fresh UUID when absent. */
+  readonly runId?: string;
+  /** Aborting it cancels the run: status `cancelled`, in-flight nodes see their signal abort. */
+  readonly signal?: AbortSignal;
+  /** Time limit for the whole run; passing it ends the run `timed_out`. */
+  readonly timeoutMs?: number;
+  /** Most activations the run may complete. Default 10,000. */
+  readonly maxSteps?: number;
+  readonly clock?: Clock;
+}
+
+interface ResultBase<S> {
+  readonly runId: string;
+  /** The state when the run stopped, deeply frozen. */
+  readonly state: S;
+  readonly trace: Trace;
+  /** Every error value recorded, including those a route handled. */
+  readonly errors: readonly ErrorValue[];
+  /** Completed activations. */
+  readonly steps: number;
+}
+
+/**
+ * How a run ended. `failed`, `cancelled` and `timed_out` carry the error that ended it; a
+ * `succeeded` run may still list handled errors in `errors`.
+ */
+export type RunResult<S = Record<string, unknown>> =
+  | (ResultBase<S> & { readonly status: 'succeeded' | 'waiting' })
+  | (ResultBase<S> & {
+      readonly status: 'failed' | 'cancelled' | 'timed_out';
+      readonly error: ErrorValue;
+    });
+
+/** Default run-level step limit: generous for real graphs, small enough to stop a runaway fast. */
+export const defaultMaxSteps = 10_000;
+
+/**
+ * Runs a compiled graph in this process until it finishes, fails, is cancelled or times out.
+ * Node failures never reject the promise: they are values in the result.
+ * @throws WaymarkError `INPUT_INVALID` when `input` does not match the state schema.
+ *
+ * @example
+ * const result = await run(g, { claim: 'water boils at 100 C' });
+ * if (result.status === 'failed') console.error(result.error.code, result.error.message);
+ */
+export async function run<S, I>(
+  graph: CompiledGraph<S, I>,
+  input: I,
+  options: RunOptions = {},
+): Promise<RunResult<S>> {
+  const parsed = graph.schema.safeParse(input);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({
+      path: i.path.map(String),
+      message: i.message,
+    }));
+    const first = issues[0];
+    throw new WaymarkError(
+      'INPUT_INVALID',
+      `input does not match the state of "${graph.name}": ${first?.path.join('.') || '(root)'}: ${first?.message}`,
+      {
+        details: issues,
+        retryable: false,
+      },
+    );
+  }
+  const limits = { maxSteps: options.maxSteps ?? defaultMaxSteps };
+  const snapshot = initialSnapshot(options.runId ?? newRunId(), deepFreeze(parsed.data), limits);
+  return new Driver(graph as CompiledGraph, options).drive(snapshot, {
+    type: 'started',
+  }) as Promise<RunResult<S>>;
+}
+
+/**
+ * The effectful shell around `step`: executes the commands it returns, feeds results back as
+ * events, keeps the trace, and turns signals and timers into events.
+ */
+class Driver {
+  readonly #graph: CompiledGraph;
+  readonly #options: RunOptions;
+  readonly #clock: Clock;
+  // Aborted when the run stops for any reason, so in-flight nodes stop waiting.
+  readonly #stopped = new AbortController();
+  readonly #inbox: RunEvent[] = [];
+  #wake: (() => void) | undefined;
+  readonly #started = new Map<string, number>();
+  readonly #entries: TraceEntry[] = [];
+
+  constructor(graph: CompiledGraph, options: RunOptions) {
+    this.#graph = graph;
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  async drive(initial: Snapshot, first: RunEvent): Promise<RunResult> {
+    const cleanup = this.#watch();
+    let snapshot = initial;
+    let event = first;
+    try {
+      for (;;) {
+        const result = step(this.#graph, snapshot, event);
+        snapshot = result.snapshot;
+        if (result.outcome !== undefined) this.#record(result.outcome);
+        if (snapshot.status !== 'running') break;
+        for (const command of result.commands)
+          this.#launch(command.activation, command.delayMs, snapshot);
+        event = this.#inbox.shift() ?? (await this.#next());
+      }
+    } finally {
+      cleanup();
+      this.#stopped.abort(new Error('the run stopped'));
+    }
+    this.#recordAbandoned(snapshot);
+    return resultOf(snapshot, traceOf(this.#entries));
+  }
+
+  /** Turns the caller's signal and the run deadline into events; returns the undo. */
+  #watch(): () => void {
+    const { signal, timeoutMs } = this.#options;
+    const onAbort = () => this.#push({ type: 'cancelled', reason: reasonOf(signal?.reason) });
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    const deadline =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => this.#push({ type: 'deadline', timeoutMs }), timeoutMs);
+    return () => {
+      signal?.removeEventListener('abort', onAbort);
+      clearTimeout(deadline);
+    };
+  }
+
+  #launch(activation: Activation, delayMs: number, snapshot: Snapshot): void {
+    const stopped = this.#stopped.signal;
+    const input = {
+      runId: snapshot.runId,
+      state: snapshot.state,
+      errors: snapshot.errors,
+      signal: stopped,
+    };
+    const node = this.#graph.nodes.get(activation.node)!;
+    const start = () => {
+      this.#started.set(activation.id, this.#clock.now());
+      return executeAttempt(node, activation, input);
+    };
+    const attempt =
+      delayMs > 0
+        ? this.#clock.sleep(delayMs, stopped).then(() => (stopped.aborted ? undefined : start()))
+        : start();
+    attempt.then((event) => event && this.#push(event));
+  }
+
+  #push(event: RunEvent): void {
+    this.#inbox.push(event);
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  #next(): Promise<RunEvent> {
+    return new Promise((resolve) => {
+      this.#wake = () => resolve(this.#inbox.shift()!);
+    });
+  }
+
+  #record(outcome: Outcome): void {
+    const { activation } = outcome;
+    const startedAt = this.#started.get(activation.id) ?? this.#clock.now();
+    this.#started.delete(activation.id);
+    const error = outcome.error && {
+      code: outcome.error.code,
+      class: outcome.error.class,
+      message: outcome.error.message,
+    };
+    this.#entries.push({
+      node: activation.node,
+      activation: activation.id,
+      parent: activation.parent,
+      attempt: activation.attempt,
+      startedAt,
+      durationMs: this.#clock.now() - startedAt,
+      status: outcome.status,
+      retried: outcome.retrying,
+      ...(error && { error }),
+    });
+  }
+
+  /** Attempts still in flight when the run stopped: their results will be discarded. */
+  #recordAbandoned(snapshot: Snapshot): void {
+    for (const activation of snapshot.pending) {
+      const startedAt = this.#started.get(activation.id);
+      if (startedAt === undefined) continue;
+      this.#entries.push({
+        node: activation.node,
+        activation: activation.id,
+        parent: activation.parent,
+        attempt: activation.attempt,
+        startedAt,
+        durationMs: this.#clock.now() - startedAt,
+        status: 'cancelled',
+        retried: false,
+      });
+    }
+  }
+}
+
+function resultOf(snapshot: Snapshot, trace: Trace): RunResult {
+  const base = {
+    runId: snapshot.runId,
+    state: snapshot.state,
+    trace,
+    errors: snapshot.errors,
+    steps: snapshot.steps,
+  };
+  switch (snapshot.status) {
+    case 'failed':
+    case 'cancelled':
+    case 'timed_out':
+      return { ...base, status: snapshot.status, error: snapshot.error };
+    case 'succeeded':
+    case 'waiting':
+      return { ...base, status: snapshot.status };
+    case 'running':
+      throw new Error('waymark internal: a run was reported while still running');
+  }
+}
+
+function reasonOf(reason: unknown): string {
+  if (reason instanceof Error) return reason.message;
+  return reason === undefined ? 'aborted' : String(reason);
+}

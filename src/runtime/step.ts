@@ -1,0 +1,281 @@
+import type { ErrorClass, ErrorCode } from '../error/codes.js';
+import { type ErrorValue, errorValue } from '../error/error-value.js';
+import type { CompiledGraph, RuntimeNode } from '../graph/compiled.js';
+import { END } from '../graph/end.js';
+import { applyUpdate } from './apply-update.js';
+import { backoffDelay, defaultRetryOn } from './backoff.js';
+import type {
+  Activation,
+  Command,
+  Outcome,
+  RunEvent,
+  RunLimits,
+  RunStatus,
+  Snapshot,
+} from './snapshot.js';
+
+/** The next snapshot, what the shell must do, and what became of the event's activation. */
+export interface StepResult {
+  readonly snapshot: Snapshot;
+  readonly commands: readonly Command[];
+  readonly outcome?: Outcome;
+}
+
+/**
+ * A run that has not started: running, nothing scheduled yet. Feed it a `started` event.
+ *
+ * @example
+ * let { snapshot, commands } = step(g, initialSnapshot('run-1', state, { maxSteps: 100 }), { type: 'started' });
+ */
+export function initialSnapshot(
+  runId: string,
+  state: Readonly<Record<string, unknown>>,
+  limits: RunLimits,
+): Snapshot {
+  return { status: 'running', runId, state, pending: [], visits: {}, steps: 0, errors: [], limits };
+}
+
+/**
+ * The runtime's core: `(graph, snapshot, event) -> (snapshot, commands)`. It performs no I/O,
+ * reads no clock and never runs a node body; routers and reducers, which are pure by contract,
+ * are the only user code it calls. Events about activations that are no longer pending (a late
+ * result after a timeout, anything after the run stopped) change nothing.
+ */
+export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent): StepResult {
+  if (snapshot.status !== 'running') return { snapshot, commands: [] };
+  const t = new Transition(graph, snapshot);
+  switch (event.type) {
+    case 'started':
+      t.enqueue(graph.entry, null);
+      break;
+    case 'completed':
+      t.complete(event.activation, event.update);
+      break;
+    case 'failed':
+      t.fail(event.activation, event.error);
+      break;
+    case 'cancelled':
+      t.stop('cancelled', 'RUN_CANCELLED', 'permanent', `the run was cancelled: ${event.reason}`);
+      break;
+    case 'deadline':
+      t.stop(
+        'timed_out',
+        'RUN_TIMEOUT',
+        'timeout',
+        `the run passed its time limit of ${event.timeoutMs} ms`,
+      );
+      break;
+    default: {
+      const never: never = event;
+      throw new Error(`unknown run event ${JSON.stringify(never)}`);
+    }
+  }
+  return t.result();
+}
+
+/** The working copy of one transition; `step` builds one, mutates it, and freezes the result. */
+class Transition {
+  readonly #graph: CompiledGraph;
+  readonly #before: Snapshot;
+  #state: Snapshot['state'];
+  #pending: Activation[];
+  #visits: Snapshot['visits'];
+  #steps: number;
+  #errors: Snapshot['errors'];
+  #status: RunStatus = 'running';
+  #error: ErrorValue | undefined;
+  #outcome: Outcome | undefined;
+  readonly #commands: Command[] = [];
+
+  constructor(graph: CompiledGraph, snapshot: Snapshot) {
+    this.#graph = graph;
+    this.#before = snapshot;
+    this.#state = snapshot.state;
+    this.#pending = [...snapshot.pending];
+    this.#visits = snapshot.visits;
+    this.#steps = snapshot.steps;
+    this.#errors = snapshot.errors;
+  }
+
+  /** Schedules a new activation of `node`, unless a cap or the step limit stops it. */
+  enqueue(node: string, parent: string | null, cause?: ErrorValue): void {
+    if (this.#status !== 'running') return;
+    const target = this.#node(node);
+    const visit = (this.#visits[node] ?? 0) + 1;
+    const id = `${node}:${visit}`;
+    if (visit > target.cap) {
+      const message = `node "${node}" reached its visit cap of ${target.cap} after ${this.#steps} steps`;
+      this.#failFinally(
+        target,
+        errorValue({ node, activation: id, attempt: 0 }, 'VISIT_CAP', 'cap', message, {
+          cap: target.cap,
+          steps: this.#steps,
+        }),
+      );
+      return;
+    }
+    if (this.#steps >= this.#before.limits.maxSteps) {
+      const message = `the run reached its limit of ${this.#before.limits.maxSteps} steps before "${node}"`;
+      this.#finish(
+        'failed',
+        errorValue({ node, activation: id, attempt: 0 }, 'STEP_LIMIT', 'cap', message),
+      );
+      return;
+    }
+    this.#visits = { ...this.#visits, [node]: visit };
+    const activation: Activation =
+      cause === undefined
+        ? { id, node, attempt: 1, parent }
+        : { id, node, attempt: 1, parent, error: cause };
+    this.#pending.push(activation);
+    this.#commands.push({ type: 'execute', activation, delayMs: 0 });
+  }
+
+  complete(id: string, update: unknown): void {
+    const index = this.#pending.findIndex((a) => a.id === id);
+    if (index === -1) return;
+    const activation = this.#pending[index]!;
+    const node = this.#node(activation.node);
+    const applied = applyUpdate(this.#graph, node, this.#state, update);
+    if (!applied.ok) {
+      this.fail(
+        id,
+        errorValue(
+          { node: node.def.name, activation: id, attempt: activation.attempt },
+          applied.code,
+          'permanent',
+          applied.message,
+          applied.details,
+        ),
+      );
+      return;
+    }
+    this.#state = applied.state;
+    this.#steps++;
+    this.#pending.splice(index, 1);
+    this.#outcome = { activation, status: 'succeeded', retrying: false };
+    const next = this.#route(node, activation);
+    if (next !== undefined && next !== END) this.enqueue(next, id);
+  }
+
+  fail(id: string, error: ErrorValue): void {
+    const index = this.#pending.findIndex((a) => a.id === id);
+    if (index === -1) return;
+    const activation = this.#pending[index]!;
+    const node = this.#node(activation.node);
+    const policy = node.def.retry;
+    const retryOn: readonly string[] = policy?.retryOn ?? defaultRetryOn;
+    if (
+      node.traits.retryable &&
+      policy &&
+      activation.attempt < policy.attempts &&
+      retryOn.includes(error.class)
+    ) {
+      const retry: Activation = { ...activation, attempt: activation.attempt + 1 };
+      this.#pending[index] = retry;
+      this.#commands.push({
+        type: 'execute',
+        activation: retry,
+        delayMs: backoffDelay(policy, activation.attempt),
+      });
+      this.#outcome = { activation, status: 'failed', error, retrying: true };
+      return;
+    }
+    this.#outcome = { activation, status: 'failed', error, retrying: false };
+    if (node.def.onError !== undefined) {
+      // Handled: the activation is done (as a failure) and the run goes on at onError.
+      this.#pending.splice(index, 1);
+      this.#steps++;
+    }
+    // Without onError the failed activation stays pending, so a resume can try it again.
+    this.#failFinally(node, error);
+  }
+
+  /** Stops the run; the activations in flight stay pending so a resume can run them again. */
+  stop(
+    status: 'cancelled' | 'timed_out',
+    code: ErrorCode,
+    errorClass: ErrorClass,
+    message: string,
+  ): void {
+    const current = this.#pending[0];
+    const node = current?.node ?? this.#graph.entry;
+    const where = { node, activation: current?.id ?? `${node}:0`, attempt: current?.attempt ?? 0 };
+    this.#finish(status, errorValue(where, code, errorClass, message));
+  }
+
+  result(): StepResult {
+    if (this.#status === 'running' && this.#pending.length === 0) this.#status = 'succeeded';
+    const base = {
+      runId: this.#before.runId,
+      state: this.#state,
+      pending: this.#pending,
+      visits: this.#visits,
+      steps: this.#steps,
+      errors: this.#errors,
+      limits: this.#before.limits,
+    };
+    const snapshot: Snapshot =
+      this.#status === 'failed' || this.#status === 'cancelled' || this.#status === 'timed_out'
+        ? { ...base, status: this.#status, error: this.#error! }
+        : { ...base, status: this.#status };
+    return this.#outcome === undefined
+      ? { snapshot, commands: this.#commands }
+      : { snapshot, commands: this.#commands, outcome: this.#outcome };
+  }
+
+  /** Records a final failure of `node` and follows its onError route, or fails the run. */
+  #failFinally(node: RuntimeNode, error: ErrorValue): void {
+    this.#errors = [...this.#errors, error];
+    if (node.def.onError === undefined) {
+      this.#finish('failed', error);
+      return;
+    }
+    this.enqueue(node.def.onError, error.activation, error);
+  }
+
+  /** The router's choice, the static edge, or undefined after failing the run. */
+  #route(node: RuntimeNode, activation: Activation): string | undefined {
+    const router = node.router;
+    if (router === undefined) return node.next;
+    const name = node.def.name;
+    let target: unknown;
+    try {
+      target = router.fn(this.#state);
+    } catch (cause) {
+      const message = `the router of "${name}" threw: ${cause instanceof Error ? cause.message : String(cause)}`;
+      this.#fatal(activation, 'ROUTER_FAILED', message, { router: name });
+      return undefined;
+    }
+    if (typeof target === 'string' && router.targets.has(target)) return target;
+    const declared = [...router.targets].join(', ');
+    const message = `the router of "${name}" returned ${JSON.stringify(target) ?? String(target)}, not one of its declared targets [${declared}]`;
+    this.#fatal(activation, 'ROUTE_UNDECLARED', message, {
+      router: name,
+      value: String(target),
+      targets: [...router.targets],
+    });
+    return undefined;
+  }
+
+  // A broken router is a bug in the graph, not a failure the graph can handle: no onError.
+  #fatal(activation: Activation, code: ErrorCode, message: string, details: unknown): void {
+    const where = { node: activation.node, activation: activation.id, attempt: activation.attempt };
+    const error = errorValue(where, code, 'permanent', message, details);
+    this.#errors = [...this.#errors, error];
+    this.#finish('failed', error);
+  }
+
+  #finish(status: 'failed' | 'cancelled' | 'timed_out', error: ErrorValue): void {
+    if (this.#status !== 'running') return;
+    this.#status = status;
+    this.#error = error;
+  }
+
+  #node(name: string): RuntimeNode {
+    const node = this.#graph.nodes.get(name);
+    if (node === undefined)
+      throw new Error(`waymark internal: node "${name}" is not in graph "${this.#graph.name}"`);
+    return node;
+  }
+}

@@ -1,0 +1,40 @@
+import type { ErrorClass, ErrorCode } from '../error/codes.js';
+
+/** One attempt of one activation, as it happened. */
+export interface TraceEntry {
+  readonly node: string;
+  readonly activation: string;
+  readonly parent: string | null;
+  readonly attempt: number;
+  /** Milliseconds since the epoch, from the run's clock. */
+  readonly startedAt: number;
+  readonly durationMs: number;
+  /** `cancelled`: the run stopped while the attempt was in flight and its result was discarded. */
+  readonly status: 'succeeded' | 'failed' | 'cancelled';
+  /** True when a failed attempt was followed by another attempt. */
+  readonly retried: boolean;
+  readonly error?: {
+    readonly code: ErrorCode;
+    readonly class: ErrorClass;
+    readonly message: string;
+  };
+}
+
+/**
+ * What a run did, attempt by attempt. `path` is the visited nodes in order, one per activation
+ * (retries of an activation appear once): the path through the graph.
+ *
+ * @example
+ * expect(result.trace.path).toEqual(['plan', 'search', 'verify', 'publish']);
+ */
+export interface Trace {
+  readonly entries: readonly TraceEntry[];
+  readonly path: readonly string[];
+}
+
+/** Builds a {@link Trace} from entries in the order they were recorded. */
+export function traceOf(entries: readonly TraceEntry[]): Trace {
+  const path: string[] = [];
+  for (const entry of entries) if (entry.attempt === 1) path.push(entry.node);
+  return { entries, path };
+}
