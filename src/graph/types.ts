@@ -87,11 +87,13 @@ export interface NodeContext {
 }
 
 /** A node body: reads the frozen state, returns an update (or nothing); never mutates. */
-// biome-ignore lint/suspicious/noConfusingVoidType: `void` lets a node with no return statement type-check.
 export type NodeFn<S, U = Partial<S>> = (
   state: Readonly<S>,
   ctx: NodeContext,
-) => U | undefined | void | Promise<U | undefined | void>;
+) => NodeResult<U> | Promise<NodeResult<U>>;
+
+// biome-ignore lint/suspicious/noConfusingVoidType: `void` lets a node with no return statement type-check.
+type NodeResult<U> = U | undefined | void;
 
 /** A pure function of the state that picks the next node among declared targets. */
 export type RouterFn<S, T extends string = string> = (state: Readonly<S>) => T;
