@@ -97,6 +97,7 @@ class Driver {
   #wake: (() => void) | undefined;
   readonly #started = new Map<string, number>();
   readonly #entries: TraceEntry[] = [];
+  #stopAsked = false;
 
   constructor(graph: CompiledGraph, options: RunOptions) {
     this.#graph = graph;
@@ -114,8 +115,11 @@ class Driver {
         snapshot = result.snapshot;
         if (result.outcome !== undefined) this.#record(result.outcome);
         if (snapshot.status !== 'running') break;
-        for (const command of result.commands)
-          this.#launch(command.activation, command.delayMs, snapshot);
+        // A stop already asked for (a signal aborted before the start) wins over new work.
+        if (!this.#stopAsked) {
+          for (const command of result.commands)
+            this.#launch(command.activation, command.delayMs, snapshot);
+        }
         event = this.#inbox.shift() ?? (await this.#next());
       }
     } finally {
@@ -163,6 +167,7 @@ class Driver {
   }
 
   #push(event: RunEvent): void {
+    if (event.type === 'cancelled' || event.type === 'deadline') this.#stopAsked = true;
     this.#inbox.push(event);
     const wake = this.#wake;
     this.#wake = undefined;
