@@ -11,6 +11,7 @@ import {
   run,
   sum,
 } from '../../src/index.js';
+import { longChain } from './long-chain.generated.js';
 
 const State = z.object({
   claim: z.string(),
@@ -68,5 +69,14 @@ describe('the builder infers types from the state schema', () => {
       .compile();
     // @ts-expect-error the run input must match the schema's input type
     void run(g, { claim: 1 }).catch(() => undefined);
+  });
+});
+
+describe('long chains', () => {
+  it('a generated 200-node builder chain type-checks and runs every node once', async () => {
+    const result = await run(longChain, { count: 0 });
+    expectTypeOf(result.state.count).toEqualTypeOf<number>();
+    if (result.state.count !== 200)
+      throw new Error(`expected 200 steps, got ${result.state.count}`);
   });
 });
