@@ -19,6 +19,8 @@ export interface RunOptions {
   /** Most activations the run may complete. Default 10,000. */
   readonly maxSteps?: number;
   readonly clock?: Clock;
+  /** Called as each attempt ends, in order: live progress for a CLI or a log. Must not throw. */
+  readonly onTraceEntry?: (entry: TraceEntry) => void;
 }
 
 interface ResultBase<S> {
@@ -189,7 +191,7 @@ class Driver {
       class: outcome.error.class,
       message: outcome.error.message,
     };
-    this.#entries.push({
+    this.#append({
       node: activation.node,
       activation: activation.id,
       parent: activation.parent,
@@ -202,12 +204,17 @@ class Driver {
     });
   }
 
+  #append(entry: TraceEntry): void {
+    this.#entries.push(entry);
+    this.#options.onTraceEntry?.(entry);
+  }
+
   /** Attempts still in flight when the run stopped: their results will be discarded. */
   #recordAbandoned(snapshot: Snapshot): void {
     for (const activation of snapshot.pending) {
       const startedAt = this.#started.get(activation.id);
       if (startedAt === undefined) continue;
-      this.#entries.push({
+      this.#append({
         node: activation.node,
         activation: activation.id,
         parent: activation.parent,
