@@ -1,0 +1,57 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+// DESIGN.md section 2: dependencies point downward only. Each layer lists what it may import.
+const allowed: Record<string, readonly string[]> = {
+  error: ['error'],
+  graph: ['error', 'graph'],
+  store: ['error', 'store'],
+  effects: ['error', 'effects', 'store'],
+  runtime: ['error', 'graph', 'runtime', 'store', 'effects'],
+  model: ['error', 'graph', 'runtime', 'model'],
+  cli: ['error', 'graph', 'runtime', 'store', 'effects', 'model', 'cli'],
+};
+
+const src = new URL('../src/', import.meta.url).pathname;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+function relativeImports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/from '(\.[^']+)'/g)].map((m) => m[1]!);
+}
+
+describe('the layers of src/', () => {
+  it('import only downward: graph never reaches runtime, stores never reach the runtime', () => {
+    const violations: string[] = [];
+    for (const file of sourceFiles(src)) {
+      const from = relative(src, file).split('/');
+      if (from.length === 1) continue; // src/index.ts is the public surface and may import anything
+      const layer = from[0]!;
+      for (const spec of relativeImports(file)) {
+        const target = relative(src, join(file, '..', spec)).split('/');
+        const targetLayer = target[0]!;
+        if (!(allowed[layer] ?? []).includes(targetLayer))
+          violations.push(`${from.join('/')} imports ${target.join('/')}`);
+        // internal/ folders are private to their layer.
+        if (target.includes('internal') && targetLayer !== layer)
+          violations.push(`${from.join('/')} reaches into ${target.join('/')}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('keep every layer folder known to the rules above', () => {
+    const layers = readdirSync(src, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+    expect(layers.filter((l) => !(l in allowed))).toEqual([]);
+  });
+});
