@@ -1,25 +1,35 @@
-/** Stable codes of compile-time diagnostics, one section each in docs/diagnostics.md. */
-export type DiagnosticCode =
-  | 'ENTRY_MISSING'
-  | 'ENTRY_UNKNOWN'
-  | 'NAME_INVALID'
-  | 'NAME_DUPLICATE'
-  | 'NAME_RESERVED'
-  | 'EDGE_SOURCE_UNKNOWN'
-  | 'EDGE_TARGET_UNKNOWN'
-  | 'EDGE_MULTIPLE'
-  | 'EDGE_AND_ROUTE'
-  | 'ROUTE_SOURCE_UNKNOWN'
-  | 'ROUTE_TARGET_UNKNOWN'
-  | 'ROUTE_NO_TARGETS'
-  | 'ROUTE_DUPLICATE'
-  | 'ON_ERROR_UNKNOWN'
-  | 'DEAD_END'
-  | 'UNREACHABLE'
-  | 'TRAP'
-  | 'CYCLE_UNCAPPED'
-  | 'FIELD_UNKNOWN'
-  | 'OPTION_INVALID';
+/**
+ * Every stable code of a compile-time diagnostic, one section each in docs/diagnostics.md.
+ * Codes are part of the public contract: renaming one is a breaking change.
+ *
+ * @example
+ * for (const code of diagnosticCodes) console.log(code); // ENTRY_MISSING, ENTRY_UNKNOWN, ...
+ */
+export const diagnosticCodes = [
+  'ENTRY_MISSING',
+  'ENTRY_UNKNOWN',
+  'NAME_INVALID',
+  'NAME_DUPLICATE',
+  'NAME_RESERVED',
+  'EDGE_SOURCE_UNKNOWN',
+  'EDGE_TARGET_UNKNOWN',
+  'EDGE_MULTIPLE',
+  'EDGE_AND_ROUTE',
+  'ROUTE_SOURCE_UNKNOWN',
+  'ROUTE_TARGET_UNKNOWN',
+  'ROUTE_NO_TARGETS',
+  'ROUTE_DUPLICATE',
+  'ON_ERROR_UNKNOWN',
+  'DEAD_END',
+  'UNREACHABLE',
+  'TRAP',
+  'CYCLE_UNCAPPED',
+  'FIELD_UNKNOWN',
+  'OPTION_INVALID',
+] as const;
+
+/** A stable code of a compile-time diagnostic. */
+export type DiagnosticCode = (typeof diagnosticCodes)[number];
 
 /**
  * One problem found in a graph declaration, as data. `node` and `edge` say where; `hint` is the

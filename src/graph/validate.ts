@@ -1,3 +1,4 @@
+import type { ErrorClass } from '../error/codes.js';
 import type { Diagnostic, DiagnosticCode } from './diagnostic.js';
 import { END, reservedNames } from './end.js';
 import { cyclicComponents } from './internal/cycles.js';
@@ -25,7 +26,20 @@ const hints: Readonly<Record<DiagnosticCode, string>> = {
   CYCLE_UNCAPPED: 'set { visits: n } on a node of the cycle so the loop cannot run forever',
   FIELD_UNKNOWN: 'name a field of the state schema, or add the field to the schema',
   OPTION_INVALID:
-    'visits, retry.attempts and version are whole numbers >= 1; timeoutMs > 0; retry.factor >= 1; kind is code, model, person or effect',
+    'use whole numbers >= 1 for visits, version and retry.attempts; 0 < timeoutMs <= 2147483647; retry.factor >= 1; a known kind and known error classes',
+};
+
+// setTimeout runs any longer delay after 1 ms, so a larger timeoutMs would time the node out at once.
+const maxTimerMs = 2_147_483_647;
+
+// A record, not a list, so adding an ErrorClass without listing it here fails to type-check.
+const errorClasses: Readonly<Record<ErrorClass, true>> = {
+  transient: true,
+  permanent: true,
+  timeout: true,
+  cap: true,
+  budget: true,
+  check: true,
 };
 
 /**
@@ -53,9 +67,10 @@ export function validate(def: GraphDef): Diagnostic[] {
     }
     if (reservedNames.has(node.name)) {
       report('NAME_RESERVED', `node "${node.name}" uses a reserved name`, { node: node.name });
-      continue;
-    }
-    if (indexOf.has(node.name)) {
+      // Only END itself stays out of the index, since an edge to it ends the path. A node named
+      // START is still a node: its edges and entry resolve instead of adding unknown-node noise.
+      if (node.name === END || indexOf.has(node.name)) continue;
+    } else if (indexOf.has(node.name)) {
       report('NAME_DUPLICATE', `node "${node.name}" is declared more than once`, {
         node: node.name,
       });
@@ -71,7 +86,7 @@ export function validate(def: GraphDef): Diagnostic[] {
   // already or lead straight to END, so the trap check reports only loops with no way out.
   const exits: number[][] = Array.from({ length: n }, () => []);
   const endsHere = new Uint8Array(n);
-  const staticEdges = new Uint16Array(n);
+  const staticEdges = new Uint32Array(n);
   const routed = new Uint8Array(n);
 
   for (const edge of def.edges) {
@@ -113,21 +128,21 @@ export function validate(def: GraphDef): Diagnostic[] {
       });
       continue;
     }
+    const targets: readonly string[] = Array.isArray(route.targets) ? route.targets : [];
     if (routed[from]) {
       report('ROUTE_DUPLICATE', `node "${route.from}" has more than one router`, {
         node: route.from,
       });
-      continue;
-    }
-    routed[from] = 1;
-    if (!Array.isArray(route.targets) || route.targets.length === 0) {
+    } else if (targets.length === 0) {
       report('ROUTE_NO_TARGETS', `the router of "${route.from}" declares no targets`, {
         node: route.from,
       });
       endsHere[from] = 1;
-      continue;
     }
-    for (const target of route.targets) {
+    routed[from] = 1;
+    // A second router's targets still count as exits and are still checked: the fix merges the
+    // routers, so the nodes only it leads to are not unreachable.
+    for (const target of targets) {
       if (target === END) {
         endsHere[from] = 1;
         continue;
@@ -190,7 +205,9 @@ export function validate(def: GraphDef): Diagnostic[] {
     }
     checkOptions(node, report);
     for (const key of ['reads', 'writes'] as const) {
-      for (const field of node[key] ?? []) {
+      const list = node[key] ?? [];
+      if (!Array.isArray(list)) continue; // reported by checkOptions
+      for (const field of list) {
         if (!fields.has(field)) {
           report('FIELD_UNKNOWN', `node "${name}" ${key} "${field}", which is not a state field`, {
             node: name,
@@ -198,6 +215,12 @@ export function validate(def: GraphDef): Diagnostic[] {
         }
       }
     }
+  }
+  if (!isPositiveInt(def.version)) {
+    report(
+      'OPTION_INVALID',
+      `the graph has version = ${show(def.version)}; it must be a whole number >= 1`,
+    );
   }
   for (const field of Object.keys(def.reducers)) {
     if (!fields.has(field))
@@ -271,23 +294,50 @@ function checkOptions(
   node: NodeDef,
   report: (code: DiagnosticCode, message: string, where: { node: string }) => void,
 ): void {
-  const bad = (option: string, value: unknown) =>
-    report('OPTION_INVALID', `node "${node.name}" has ${option} = ${JSON.stringify(value)}`, {
+  const bad = (option: string, value: unknown, rule: string) =>
+    report('OPTION_INVALID', `node "${node.name}" has ${option} = ${show(value)}; ${rule}`, {
       node: node.name,
     });
-  if (!(node.kind in kindTraits)) bad('kind', node.kind);
-  if (node.visits !== undefined && !isPositiveInt(node.visits)) bad('visits', node.visits);
-  if (node.timeoutMs !== undefined && !(node.timeoutMs > 0)) bad('timeoutMs', node.timeoutMs);
-  if (!isPositiveInt(node.version)) bad('version', node.version);
-  const retry = node.retry;
-  if (retry !== undefined) {
-    if (!isPositiveInt(retry.attempts)) bad('retry.attempts', retry.attempts);
-    if (retry.backoffMs !== undefined && !(retry.backoffMs >= 0))
-      bad('retry.backoffMs', retry.backoffMs);
-    if (retry.factor !== undefined && !(retry.factor >= 1)) bad('retry.factor', retry.factor);
-    if (retry.maxBackoffMs !== undefined && !(retry.maxBackoffMs >= 0))
-      bad('retry.maxBackoffMs', retry.maxBackoffMs);
+  // Own keys only: "toString" is `in` every object literal, and would compile with no traits.
+  if (typeof node.kind !== 'string' || !Object.hasOwn(kindTraits, node.kind))
+    bad('kind', node.kind, `it must be one of ${Object.keys(kindTraits).join(', ')}`);
+  if (node.visits !== undefined && !isPositiveInt(node.visits))
+    bad('visits', node.visits, 'it must be a whole number >= 1');
+  if (node.timeoutMs !== undefined && !(node.timeoutMs > 0 && node.timeoutMs <= maxTimerMs))
+    bad('timeoutMs', node.timeoutMs, `it must be > 0 and at most ${maxTimerMs}`);
+  if (!isPositiveInt(node.version)) bad('version', node.version, 'it must be a whole number >= 1');
+  for (const key of ['reads', 'writes'] as const) {
+    if (node[key] !== undefined && !Array.isArray(node[key]))
+      bad(key, node[key], 'it must be a list of state field names');
   }
+  const retry = node.retry;
+  if (retry === undefined) return;
+  if (typeof retry !== 'object' || retry === null) {
+    bad('retry', retry, 'it must be an object such as { attempts: 3 }');
+    return;
+  }
+  if (!isPositiveInt(retry.attempts))
+    bad('retry.attempts', retry.attempts, 'it must be a whole number >= 1');
+  if (retry.backoffMs !== undefined && !(retry.backoffMs >= 0 && retry.backoffMs <= maxTimerMs))
+    bad('retry.backoffMs', retry.backoffMs, `it must be >= 0 and at most ${maxTimerMs}`);
+  if (retry.factor !== undefined && !(retry.factor >= 1))
+    bad('retry.factor', retry.factor, 'it must be >= 1');
+  if (retry.maxBackoffMs !== undefined && !(retry.maxBackoffMs >= 0))
+    bad('retry.maxBackoffMs', retry.maxBackoffMs, 'it must be >= 0');
+  if (retry.retryOn !== undefined) {
+    const known = (c: unknown) => typeof c === 'string' && Object.hasOwn(errorClasses, c);
+    if (!Array.isArray(retry.retryOn) || !retry.retryOn.every(known))
+      bad(
+        'retry.retryOn',
+        retry.retryOn,
+        `it must list error classes among ${Object.keys(errorClasses).join(', ')}`,
+      );
+  }
+}
+
+// Numbers as written (JSON would print Infinity and NaN as null), anything else as JSON.
+function show(value: unknown): string {
+  return typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value));
 }
 
 function isPositiveInt(value: unknown): boolean {
