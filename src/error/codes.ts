@@ -8,6 +8,7 @@ export const errorCodes = [
   'DECLARATION_INVALID',
   // run input and node output
   'INPUT_INVALID',
+  'OPTIONS_INVALID',
   'UPDATE_INVALID',
   'WRITE_UNDECLARED',
   // routing and caps

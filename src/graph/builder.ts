@@ -95,11 +95,11 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       kind: options.kind ?? 'code',
       version: options.version ?? 1,
       ...(options.visits !== undefined && { visits: options.visits }),
-      ...(options.retry !== undefined && { retry: options.retry }),
+      ...(options.retry !== undefined && { retry: copyRetry(options.retry) }),
       ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
       ...(options.onError !== undefined && { onError: options.onError }),
-      ...(options.reads !== undefined && { reads: [...options.reads] }),
-      ...(options.writes !== undefined && { writes: [...options.writes] }),
+      ...(options.reads !== undefined && { reads: copyList(options.reads) }),
+      ...(options.writes !== undefined && { writes: copyList(options.writes) }),
       ...(options.terminal !== undefined && { terminal: options.terminal }),
     };
     this.#nodes.push(def);
@@ -200,6 +200,24 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       reducers,
     });
   }
+}
+
+// Copies with a fixed key order: the compiled graph must not change when the caller later edits
+// the object it passed, and the structural hash must not depend on how the object was written.
+function copyRetry(retry: RetryPolicy): RetryPolicy {
+  if (typeof retry !== 'object' || retry === null) return retry; // the validator reports it
+  return {
+    attempts: retry.attempts,
+    ...(retry.backoffMs !== undefined && { backoffMs: retry.backoffMs }),
+    ...(retry.factor !== undefined && { factor: retry.factor }),
+    ...(retry.maxBackoffMs !== undefined && { maxBackoffMs: retry.maxBackoffMs }),
+    ...(retry.retryOn !== undefined && { retryOn: copyList(retry.retryOn) }),
+  };
+}
+
+// Not-a-list values pass through untouched so the validator reports them as OPTION_INVALID.
+function copyList<T>(list: readonly T[]): readonly T[] {
+  return Array.isArray(list) ? [...list] : list;
 }
 
 /**

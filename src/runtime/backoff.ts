@@ -3,6 +3,9 @@ import type { RetryPolicy } from '../graph/types.js';
 /** Error classes retried when a policy does not say: the ones that may pass on a second try. */
 export const defaultRetryOn = ['transient', 'timeout'] as const;
 
+/** The longest delay a Node.js timer honours; longer ones fire after 1 ms instead. */
+export const maxTimerMs = 2_147_483_647;
+
 /**
  * The wait before the attempt after `attempt`: `backoffMs * factor^(attempt-1)`, capped by
  * `maxBackoffMs`. No jitter: the schedule is a pure function of the policy, so replays agree.
@@ -10,5 +13,5 @@ export const defaultRetryOn = ['transient', 'timeout'] as const;
 export function backoffDelay(policy: RetryPolicy, attempt: number): number {
   const base = policy.backoffMs ?? 0;
   const delay = base * (policy.factor ?? 2) ** (attempt - 1);
-  return Math.min(delay, policy.maxBackoffMs ?? Number.POSITIVE_INFINITY);
+  return Math.min(delay, policy.maxBackoffMs ?? maxTimerMs, maxTimerMs);
 }

@@ -1,6 +1,7 @@
 import type { ErrorValue } from '../error/error-value.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
+import { maxTimerMs } from './backoff.js';
 import { type Clock, newRunId, systemClock } from './clock.js';
 import { executeAttempt } from './execute.js';
 import { deepFreeze } from './freeze.js';
@@ -78,6 +79,7 @@ export async function run<S, I>(
       },
     );
   }
+  checkOptions(options);
   const limits = { maxSteps: options.maxSteps ?? defaultMaxSteps };
   const snapshot = initialSnapshot(options.runId ?? newRunId(), deepFreeze(parsed.data), limits);
   return new Driver(graph as CompiledGraph, options).drive(snapshot, {
@@ -246,6 +248,25 @@ function resultOf(snapshot: Snapshot, trace: Trace): RunResult {
       return { ...base, status: snapshot.status };
     case 'running':
       throw new Error('waymark internal: a run was reported while still running');
+  }
+}
+
+function checkOptions(options: RunOptions): void {
+  const { timeoutMs, maxSteps } = options;
+  const bad = (name: string, value: unknown, rule: string) => {
+    throw new WaymarkError(
+      'OPTIONS_INVALID',
+      `run option ${name} = ${JSON.stringify(value)}: ${rule}`,
+      {
+        retryable: false,
+      },
+    );
+  };
+  if (timeoutMs !== undefined && !(timeoutMs > 0 && timeoutMs <= maxTimerMs)) {
+    bad('timeoutMs', timeoutMs, `must be > 0 and at most ${maxTimerMs} (about 24.8 days)`);
+  }
+  if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps > 0)) {
+    bad('maxSteps', maxSteps, 'must be a whole number >= 1');
   }
 }
 

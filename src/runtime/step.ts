@@ -105,13 +105,13 @@ class Transition {
     const id = `${node}:${visit}`;
     if (visit > target.cap) {
       const message = `node "${node}" reached its visit cap of ${target.cap} after ${this.#steps} steps`;
-      this.#failFinally(
-        target,
-        errorValue({ node, activation: id, attempt: 0 }, 'VISIT_CAP', 'cap', message, {
-          cap: target.cap,
-          steps: this.#steps,
-        }),
-      );
+      const error = errorValue({ node, activation: id, attempt: 0 }, 'VISIT_CAP', 'cap', message, {
+        cap: target.cap,
+        steps: this.#steps,
+      });
+      // An onError route that runs into a cap again (a capped node routing errors to itself)
+      // would recurse without end: the second cap in a row fails the run.
+      this.#failFinally(target, error, cause?.code !== 'VISIT_CAP');
       return;
     }
     if (this.#steps >= this.#before.limits.maxSteps) {
@@ -229,9 +229,9 @@ class Transition {
   }
 
   /** Records a final failure of `node` and follows its onError route, or fails the run. */
-  #failFinally(node: RuntimeNode, error: ErrorValue): void {
+  #failFinally(node: RuntimeNode, error: ErrorValue, mayRoute = true): void {
     this.#errors = [...this.#errors, error];
-    if (node.def.onError === undefined) {
+    if (node.def.onError === undefined || !mayRoute) {
       this.#finish('failed', error);
       return;
     }

@@ -139,4 +139,29 @@ describe('the compiled graph', () => {
     expect(g.nodes.has('c')).toBe(false);
     expect(g.entry).toBe('a');
   });
+
+  it('editing the options object after compile() does not change the compiled graph', () => {
+    const retry = { attempts: 3, backoffMs: 100, retryOn: ['transient' as const] };
+    const writes = ['findings' as const];
+    const g = graph('g', { state: State })
+      .node('a', pass, { retry, writes })
+      .edge('a', END)
+      .entry('a')
+      .compile();
+    const before = structuredClone(g.def);
+    retry.attempts = 0;
+    retry.retryOn.push('transient');
+    writes.pop();
+    expect(g.def).toStrictEqual(before);
+    expect(g.nodes.get('a')?.def.retry?.attempts).toBe(3);
+  });
+
+  it('its hash does not depend on the key order inside a retry policy', () => {
+    const withRetry = (retry: { attempts: number; backoffMs: number }) =>
+      graph('g', { state: State }).node('a', pass, { retry }).edge('a', END).entry('a').compile()
+        .hash;
+    expect(withRetry({ attempts: 3, backoffMs: 100 })).toBe(
+      withRetry({ backoffMs: 100, attempts: 3 } as never),
+    );
+  });
 });

@@ -211,3 +211,37 @@ describe('visit caps', () => {
     expect(result.steps).toBe(5);
   });
 });
+
+describe('run options', () => {
+  const g = graph('g', { state: Claim })
+    .node('a', () => ({}))
+    .edge('a', END)
+    .entry('a')
+    .compile();
+
+  it('rejects a run timeout a timer cannot honour, or a step limit that is not a whole number', async () => {
+    for (const options of [
+      { timeoutMs: 3e9 },
+      { timeoutMs: 0 },
+      { maxSteps: 0 },
+      { maxSteps: 2.5 },
+    ]) {
+      const failure = await run(g, { claim: 'c' }, options).catch((e: unknown) => e);
+      expect(isWaymarkError(failure) && failure.code, JSON.stringify(options)).toBe(
+        'OPTIONS_INVALID',
+      );
+    }
+  });
+
+  it('fails the run instead of recursing when a capped node routes its errors to itself', async () => {
+    const loop = graph('g', { state: z.object({ n: z.number().default(0) }) })
+      .node('a', (s) => ({ n: s.n + 1 }), { visits: 2, onError: 'a' })
+      .route('a', (s) => (s.n > 100 ? END : 'a'), ['a', END])
+      .entry('a')
+      .compile();
+    const result = await run(loop, {});
+    expect(result.status === 'failed' && result.error.code).toBe('VISIT_CAP');
+    expect(result.errors.map((e) => e.code)).toEqual(['VISIT_CAP', 'VISIT_CAP']);
+    expect(result.state.n).toBe(2);
+  });
+});
