@@ -15,6 +15,8 @@ export const errorCodes = [
   'ROUTE_UNDECLARED',
   'ROUTER_FAILED',
   'VISIT_CAP',
+  'MAP_NOT_LIST',
+  'JOIN_FAILED',
   'STEP_LIMIT',
   // node failures
   'NODE_FAILED',

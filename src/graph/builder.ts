@@ -4,20 +4,28 @@ import type { CompiledGraph, RuntimeNode } from './compiled.js';
 import { type Diagnostic, formatDiagnostics } from './diagnostic.js';
 import { END, type End } from './end.js';
 import { structuralHash } from './hash.js';
+import type { JoinPolicyInput } from './join.js';
 import { kindTraits, type NodeKind } from './kinds.js';
 import type { Reducer } from './reducers.js';
 import type {
   EdgeDef,
+  FanOutDef,
   GraphDef,
+  JoinDef,
+  JoinPolicy,
   NodeDef,
   NodeFn,
   RetryPolicy,
   RouteDef,
   RouterFn,
+  Tolerance,
 } from './types.js';
 import { validate } from './validate.js';
 
 type Field<S> = keyof S & string;
+/** Fields whose value is a list: what a map fan-out can iterate. */
+type ListField<S> = { [K in keyof S]-?: S[K] extends readonly unknown[] ? K : never }[keyof S] &
+  string;
 
 /** Options of {@link graph}. */
 export interface GraphOptions<Schema extends z.ZodObject> {
@@ -45,6 +53,22 @@ export interface NodeOptions<S, W extends Field<S> = Field<S>> {
   readonly terminal?: boolean;
   /** Bump when the node's behaviour changes. Default 1. */
   readonly version?: number;
+  /** Makes the node a join: how the branches of the fan-out that names it are combined. */
+  readonly join?: JoinPolicyInput<S>;
+  /** Failed branches a join tolerates (a count or `'10%'`); default: fail fast. */
+  readonly tolerate?: Tolerance;
+}
+
+/** Options of `.map()`. */
+export interface MapOptions<S, N extends string> {
+  /** The state field whose items get one branch each. */
+  readonly over: ListField<S>;
+  /** The first node of every branch; it finds its item in `ctx.item` and `ctx.index`. */
+  readonly branch: N;
+  /** The join node the branches end at. */
+  readonly join: N;
+  /** Most branches running at once. Default 16. */
+  readonly concurrency?: number;
 }
 
 /**
@@ -67,6 +91,8 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
   readonly #edges: EdgeDef[] = [];
   readonly #routes: RouteDef[] = [];
   readonly #routers = new Map<string, RouterFn<S>>();
+  readonly #fanOuts: FanOutDef[] = [];
+  readonly #scores = new Map<string, (state: Readonly<S>) => number>();
   #entry: string | null = null;
 
   constructor(name: string, options: GraphOptions<z.ZodObject>) {
@@ -101,7 +127,13 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       ...(options.reads !== undefined && { reads: copyList(options.reads) }),
       ...(options.writes !== undefined && { writes: copyList(options.writes) }),
       ...(options.terminal !== undefined && { terminal: options.terminal }),
+      // `tolerate` alone makes an all() join: it only means something on a join.
+      ...((options.join !== undefined || options.tolerate !== undefined) && {
+        join: joinDef(options.join ?? { kind: 'all' }, options.tolerate),
+      }),
     };
+    if (options.join?.kind === 'best' && !this.#scores.has(name))
+      this.#scores.set(name, options.join.score);
     this.#nodes.push(def);
     if (!this.#fns.has(name)) this.#fns.set(name, fn as NodeFn<S, unknown>);
     return this as unknown as GraphBuilder<S, N | K, I>;
@@ -121,6 +153,48 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
   ): this {
     this.#routes.push({ from, targets: Array.isArray(targets) ? [...targets] : [] });
     if (!this.#routers.has(from)) this.#routers.set(from, router);
+    return this;
+  }
+
+  /**
+   * When `from` completes, runs one branch per entry node in `branches`, side by side; each
+   * branch is a path that ends at the `join` node, which decides how their updates combine.
+   *
+   * @example
+   * .fanOut('triage', ['fix-code', 'update-tests'], 'merge')
+   */
+  fanOut(
+    from: N,
+    branches: readonly N[],
+    join: N,
+    options: { readonly concurrency?: number } = {},
+  ): this {
+    this.#fanOuts.push({
+      kind: 'fixed',
+      from,
+      branches: copyList(branches),
+      join,
+      ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+    });
+    return this;
+  }
+
+  /**
+   * When `from` completes, runs one branch per item of the list in state field `over`, starting
+   * at `branch` and ending at `join`; branches are merged in item order.
+   *
+   * @example
+   * .map('list-files', { over: 'files', branch: 'audit', join: 'collect', concurrency: 4 })
+   */
+  map(from: N, options: MapOptions<S, N>): this {
+    this.#fanOuts.push({
+      kind: 'map',
+      from,
+      over: options.over,
+      branch: options.branch,
+      join: options.join,
+      ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+    });
     return this;
   }
 
@@ -146,6 +220,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       nodes: [...this.#nodes],
       edges: [...this.#edges],
       routes: [...this.#routes],
+      fanOuts: [...this.#fanOuts],
     };
   }
 
@@ -171,6 +246,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
     const nodes = new Map<string, RuntimeNode>();
     const next = new Map(def.edges.map((e) => [e.from, e.to]));
     const routes = new Map(def.routes.map((r) => [r.from, new Set(r.targets)]));
+    const fanOuts = new Map(def.fanOuts.map((f) => [f.from, f]));
     for (const node of def.nodes) {
       const router = this.#routers.get(node.name);
       nodes.set(node.name, {
@@ -181,6 +257,11 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
         router: router && { fn: router as RouterFn<unknown>, targets: routes.get(node.name)! },
         cap: node.visits ?? Number.POSITIVE_INFINITY,
         writes: node.writes && new Set(node.writes),
+        fanOut: fanOuts.get(node.name),
+        join: node.join && {
+          def: node.join,
+          score: this.#scores.get(node.name) as ((s: unknown) => number) | undefined,
+        },
       });
     }
     const shape = this.#options.state.shape as Record<string, z.ZodType>;
@@ -213,6 +294,15 @@ function copyRetry(retry: RetryPolicy): RetryPolicy {
     ...(retry.maxBackoffMs !== undefined && { maxBackoffMs: retry.maxBackoffMs }),
     ...(retry.retryOn !== undefined && { retryOn: copyList(retry.retryOn) }),
   };
+}
+
+function joinDef<S>(policy: JoinPolicyInput<S>, tolerate: Tolerance | undefined): JoinDef {
+  // The score function is not data: it goes to the function table, the def keeps the kind.
+  const data: JoinPolicy =
+    typeof policy === 'object' && policy !== null && policy.kind === 'best'
+      ? { kind: 'best' }
+      : policy;
+  return tolerate === undefined ? { policy: data } : { policy: data, tolerate };
 }
 
 // Not-a-list values pass through untouched so the validator reports them as OPTION_INVALID.

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { KindTraits } from './kinds.js';
 import type { Reducer } from './reducers.js';
-import type { GraphDef, NodeDef, NodeFn, RouterFn } from './types.js';
+import type { FanOutDef, GraphDef, JoinDef, NodeDef, NodeFn, RouterFn } from './types.js';
 
 /** A node ready for the scheduler: its data, its function and its exits resolved once. */
 export interface RuntimeNode {
@@ -17,6 +17,12 @@ export interface RuntimeNode {
   readonly cap: number;
   /** Fields the node may write, or undefined when it did not declare `writes`. */
   readonly writes: ReadonlySet<string> | undefined;
+  /** The fan-out this node starts when it completes, if any (it then has no edge or router). */
+  readonly fanOut: FanOutDef | undefined;
+  /** Set when this node is a join. */
+  readonly join:
+    | { readonly def: JoinDef; readonly score: ((branchState: unknown) => number) | undefined }
+    | undefined;
 }
 
 /**

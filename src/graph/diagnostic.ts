@@ -26,6 +26,16 @@ export const diagnosticCodes = [
   'CYCLE_UNCAPPED',
   'FIELD_UNKNOWN',
   'OPTION_INVALID',
+  'FANOUT_NODE_UNKNOWN',
+  'FANOUT_EMPTY',
+  'FANOUT_CONFLICT',
+  'FANOUT_JOIN_UNREACHABLE',
+  'FANOUT_NESTED',
+  'BRANCH_ESCAPES',
+  'JOIN_WITHOUT_FANOUT',
+  'JOIN_SHARED',
+  'QUORUM_TOO_LARGE',
+  'WRITE_CONFLICT',
 ] as const;
 
 /** A stable code of a compile-time diagnostic. */
@@ -45,6 +55,13 @@ export interface Diagnostic {
   readonly node?: string;
   readonly edge?: { readonly from: string; readonly to: string };
 }
+
+/** How the validator's checks add a diagnostic; the hint comes from the code. */
+export type Report = (
+  code: DiagnosticCode,
+  message: string,
+  where?: Omit<Diagnostic, 'code' | 'message' | 'hint'>,
+) => void;
 
 /** Formats diagnostics one per line, for error messages and the CLI. */
 export function formatDiagnostics(diagnostics: readonly Diagnostic[]): string {

@@ -24,6 +24,8 @@ export function structuralHash(def: GraphDef): string {
     routes: [...def.routes]
       .map((r) => ({ from: r.from, targets: [...r.targets].sort() }))
       .sort((a, b) => (a.from < b.from ? -1 : 1)),
+    // Branch order is meaningful (it is the merge order), so only the fan-outs are sorted.
+    fanOuts: [...def.fanOuts].sort((a, b) => (key(a) < key(b) ? -1 : 1)),
   };
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }

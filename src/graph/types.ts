@@ -34,7 +34,57 @@ export interface NodeDef {
   readonly terminal?: boolean;
   /** Bump when the node's behaviour changes, so recorded outputs are not reused for it. */
   readonly version: number;
+  /** Set on the node a fan-out's branches come back to: how their results are combined. */
+  readonly join?: JoinDef;
 }
+
+/**
+ * When a join is done and which branches' updates it keeps:
+ * - `all`: waits for every dispatched branch and merges every success
+ * - `any`: the first success wins; the other branches are cancelled
+ * - `quorum`: the first `k` successes win (merged in branch order); the rest are cancelled
+ * - `best`: waits for every branch and keeps the success with the highest declared score
+ */
+export type JoinPolicy =
+  | { readonly kind: 'all' }
+  | { readonly kind: 'any' }
+  | { readonly kind: 'quorum'; readonly k: number }
+  | { readonly kind: 'best' };
+
+/**
+ * How many failed branches a join tolerates: a count, or a percentage of the dispatched
+ * branches such as `'10%'`. One more than that fails the join at once and cancels the rest.
+ */
+export type Tolerance = number | `${number}%`;
+
+/** A join node's policy, as data (a `best` join's score function lives in the function table). */
+export interface JoinDef {
+  readonly policy: JoinPolicy;
+  /** Absent: `all` and `best` fail fast (0); `any` and `quorum` fail once the quorum is out of reach. */
+  readonly tolerate?: Tolerance;
+}
+
+/**
+ * A node that runs several branches side by side, each a path of nodes ending at `join`:
+ * `fixed` starts one branch per entry node listed; `map` starts one branch at `branch` per item
+ * of the list in state field `over`, at most `concurrency` at a time.
+ */
+export type FanOutDef =
+  | {
+      readonly kind: 'fixed';
+      readonly from: string;
+      readonly branches: readonly string[];
+      readonly join: string;
+      readonly concurrency?: number;
+    }
+  | {
+      readonly kind: 'map';
+      readonly from: string;
+      readonly over: string;
+      readonly branch: string;
+      readonly join: string;
+      readonly concurrency?: number;
+    };
 
 /** A static edge: when `from` completes, `to` runs next. */
 export interface EdgeDef {
@@ -63,6 +113,7 @@ export interface GraphDef {
   readonly nodes: readonly NodeDef[];
   readonly edges: readonly EdgeDef[];
   readonly routes: readonly RouteDef[];
+  readonly fanOuts: readonly FanOutDef[];
 }
 
 /**
@@ -84,6 +135,20 @@ export interface NodeContext {
   readonly errors: readonly ErrorValue[];
   /** The error that routed the run here through an `onError` target, if that is how it came. */
   readonly error: ErrorValue | undefined;
+  /** In a map branch: the item this branch is for, and its index in the list. */
+  readonly item: unknown;
+  readonly index: number | undefined;
+  /** In a join node: which branches succeeded, failed or were cancelled. */
+  readonly join: JoinSummary | undefined;
+}
+
+/** What a join node learns about the branches it joined; indexes are branch/item order. */
+export interface JoinSummary {
+  /** The branches whose updates were merged, in merge order. */
+  readonly merged: readonly number[];
+  readonly succeeded: readonly number[];
+  readonly failed: readonly { readonly index: number; readonly error: ErrorValue }[];
+  readonly cancelled: readonly number[];
 }
 
 /** A node body: reads the frozen state, returns an update (or nothing); never mutates. */

@@ -1,9 +1,9 @@
-import type { ErrorClass } from '../error/codes.js';
 import type { Diagnostic, DiagnosticCode } from './diagnostic.js';
 import { END, reservedNames } from './end.js';
 import { cyclicComponents } from './internal/cycles.js';
-import { kindTraits } from './kinds.js';
 import type { GraphDef, NodeDef } from './types.js';
+import { checkNodeOptions, isPositiveInt, show } from './validate-options.js';
+import { checkParallel, resolveFanOuts } from './validate-parallel.js';
 
 const hints: Readonly<Record<DiagnosticCode, string>> = {
   ENTRY_MISSING: 'call .entry(name) with the node the run starts at',
@@ -25,21 +25,21 @@ const hints: Readonly<Record<DiagnosticCode, string>> = {
   TRAP: 'give a node of the loop an exit that leads to END',
   CYCLE_UNCAPPED: 'set { visits: n } on a node of the cycle so the loop cannot run forever',
   FIELD_UNKNOWN: 'name a field of the state schema, or add the field to the schema',
+  FANOUT_NODE_UNKNOWN: 'declare the node, or fix the name in .fanOut() / .map()',
+  FANOUT_EMPTY: 'list at least one branch entry node',
+  FANOUT_CONFLICT: "a fan-out is the node's only way on: remove its edge, router or second fan-out",
+  FANOUT_JOIN_UNREACHABLE: 'add an edge from the end of the branch to its join',
+  FANOUT_NESTED: 'move the inner fan-out after the join, or into a subgraph run by one node',
+  BRANCH_ESCAPES:
+    'end every path of the branch with an edge to its join, not END or the fan-out node',
+  JOIN_WITHOUT_FANOUT:
+    'name the node as the join of a .fanOut() or .map(), or drop its join option',
+  JOIN_SHARED: 'give each fan-out its own join node',
+  QUORUM_TOO_LARGE: 'lower k to at most the number of branches, or add branches',
+  WRITE_CONFLICT:
+    'declare a reducer for the field (append, union, sum, ...), or write it from one branch',
   OPTION_INVALID:
     'use whole numbers >= 1 for visits, version and retry.attempts; 0 < timeoutMs <= 2147483647; retry.factor >= 1; a known kind and known error classes',
-};
-
-// setTimeout runs any longer delay after 1 ms, so a larger timeoutMs would time the node out at once.
-const maxTimerMs = 2_147_483_647;
-
-// A record, not a list, so adding an ErrorClass without listing it here fails to type-check.
-const errorClasses: Readonly<Record<ErrorClass, true>> = {
-  transient: true,
-  permanent: true,
-  timeout: true,
-  cap: true,
-  budget: true,
-  check: true,
 };
 
 /**
@@ -88,6 +88,8 @@ export function validate(def: GraphDef): Diagnostic[] {
   const endsHere = new Uint8Array(n);
   const staticEdges = new Uint32Array(n);
   const routed = new Uint8Array(n);
+  const fannedOut = new Uint8Array(n);
+  const toEnd = new Uint8Array(n);
 
   for (const edge of def.edges) {
     const from = indexOf.get(edge.from);
@@ -102,6 +104,7 @@ export function validate(def: GraphDef): Diagnostic[] {
     staticEdges[from]!++;
     if (edge.to === END) {
       endsHere[from] = 1;
+      toEnd[from] = 1;
       continue;
     }
     const to = indexOf.get(edge.to);
@@ -145,6 +148,7 @@ export function validate(def: GraphDef): Diagnostic[] {
     for (const target of targets) {
       if (target === END) {
         endsHere[from] = 1;
+        toEnd[from] = 1;
         continue;
       }
       const to = indexOf.get(target);
@@ -164,10 +168,37 @@ export function validate(def: GraphDef): Diagnostic[] {
     }
   }
 
+  const fanOuts = resolveFanOuts(def, indexOf, report);
+  for (const fanOut of fanOuts) {
+    if (fannedOut[fanOut.from]) {
+      report('FANOUT_CONFLICT', `node "${fanOut.def.from}" starts more than one fan-out`, {
+        node: fanOut.def.from,
+      });
+    }
+    fannedOut[fanOut.from] = 1;
+    exits[fanOut.from]!.push(...fanOut.entries);
+  }
+  // A fan-out that names an unknown node still counts as the way out it was meant to be.
+  for (const fanOut of def.fanOuts) {
+    const from = indexOf.get(fanOut.from);
+    if (from !== undefined && !fannedOut[from]) {
+      fannedOut[from] = 1;
+      endsHere[from] = 1;
+    }
+  }
+
   for (let i = 0; i < n; i++) {
     const node = nodes[i]!;
     const name = node.name;
-    if (node.terminal) endsHere[i] = 1;
+    if (node.terminal) {
+      endsHere[i] = 1;
+      toEnd[i] = 1;
+    }
+    if (fannedOut[i] && (staticEdges[i]! > 0 || routed[i])) {
+      report('FANOUT_CONFLICT', `node "${name}" has a fan-out and also an edge or a router`, {
+        node: name,
+      });
+    }
     if (staticEdges[i]! > 1) {
       report(
         'EDGE_MULTIPLE',
@@ -182,7 +213,7 @@ export function validate(def: GraphDef): Diagnostic[] {
         node: name,
       });
     }
-    if (staticEdges[i] === 0 && !routed[i] && !node.terminal) {
+    if (staticEdges[i] === 0 && !routed[i] && !fannedOut[i] && !node.terminal) {
       report('DEAD_END', `node "${name}" has no way out and is not declared terminal`, {
         node: name,
       });
@@ -203,10 +234,10 @@ export function validate(def: GraphDef): Diagnostic[] {
         exits[i]!.push(to);
       }
     }
-    checkOptions(node, report);
+    checkNodeOptions(node, report);
     for (const key of ['reads', 'writes'] as const) {
       const list = node[key] ?? [];
-      if (!Array.isArray(list)) continue; // reported by checkOptions
+      if (!Array.isArray(list)) continue; // reported by checkNodeOptions
       for (const field of list) {
         if (!fields.has(field)) {
           report('FIELD_UNKNOWN', `node "${name}" ${key} "${field}", which is not a state field`, {
@@ -272,6 +303,7 @@ export function validate(def: GraphDef): Diagnostic[] {
       node: names[0]!,
     });
   }
+  checkParallel({ def, nodes, exits, toEnd, report }, fanOuts);
   return out;
 }
 
@@ -288,58 +320,4 @@ function mark(seeds: readonly number[], adjacency: readonly (readonly number[])[
     }
   }
   return seen;
-}
-
-function checkOptions(
-  node: NodeDef,
-  report: (code: DiagnosticCode, message: string, where: { node: string }) => void,
-): void {
-  const bad = (option: string, value: unknown, rule: string) =>
-    report('OPTION_INVALID', `node "${node.name}" has ${option} = ${show(value)}; ${rule}`, {
-      node: node.name,
-    });
-  // Own keys only: "toString" is `in` every object literal, and would compile with no traits.
-  if (typeof node.kind !== 'string' || !Object.hasOwn(kindTraits, node.kind))
-    bad('kind', node.kind, `it must be one of ${Object.keys(kindTraits).join(', ')}`);
-  if (node.visits !== undefined && !isPositiveInt(node.visits))
-    bad('visits', node.visits, 'it must be a whole number >= 1');
-  if (node.timeoutMs !== undefined && !(node.timeoutMs > 0 && node.timeoutMs <= maxTimerMs))
-    bad('timeoutMs', node.timeoutMs, `it must be > 0 and at most ${maxTimerMs}`);
-  if (!isPositiveInt(node.version)) bad('version', node.version, 'it must be a whole number >= 1');
-  for (const key of ['reads', 'writes'] as const) {
-    if (node[key] !== undefined && !Array.isArray(node[key]))
-      bad(key, node[key], 'it must be a list of state field names');
-  }
-  const retry = node.retry;
-  if (retry === undefined) return;
-  if (typeof retry !== 'object' || retry === null) {
-    bad('retry', retry, 'it must be an object such as { attempts: 3 }');
-    return;
-  }
-  if (!isPositiveInt(retry.attempts))
-    bad('retry.attempts', retry.attempts, 'it must be a whole number >= 1');
-  if (retry.backoffMs !== undefined && !(retry.backoffMs >= 0 && retry.backoffMs <= maxTimerMs))
-    bad('retry.backoffMs', retry.backoffMs, `it must be >= 0 and at most ${maxTimerMs}`);
-  if (retry.factor !== undefined && !(retry.factor >= 1))
-    bad('retry.factor', retry.factor, 'it must be >= 1');
-  if (retry.maxBackoffMs !== undefined && !(retry.maxBackoffMs >= 0))
-    bad('retry.maxBackoffMs', retry.maxBackoffMs, 'it must be >= 0');
-  if (retry.retryOn !== undefined) {
-    const known = (c: unknown) => typeof c === 'string' && Object.hasOwn(errorClasses, c);
-    if (!Array.isArray(retry.retryOn) || !retry.retryOn.every(known))
-      bad(
-        'retry.retryOn',
-        retry.retryOn,
-        `it must list error classes among ${Object.keys(errorClasses).join(', ')}`,
-      );
-  }
-}
-
-// Numbers as written (JSON would print Infinity and NaN as null), anything else as JSON.
-function show(value: unknown): string {
-  return typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value));
-}
-
-function isPositiveInt(value: unknown): boolean {
-  return Number.isInteger(value) && (value as number) > 0;
 }

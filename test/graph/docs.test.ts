@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { diagnosticCodes } from '../../src/graph/diagnostic.js';
-import { append, END, errorCodes, graph } from '../../src/index.js';
+import { all, any, append, best, END, errorCodes, graph, quorum, union } from '../../src/index.js';
 import { State } from './support.js';
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
@@ -24,8 +24,23 @@ const codeBlocks = (text: string) =>
 /** Runs a documentation example: one builder expression over `State`, `work`, `END`, `append`. */
 function builderOf(example: string) {
   const expression = example.trim().replace(/;$/, '');
-  const make = new Function('graph', 'END', 'State', 'work', 'append', `return (${expression});`);
-  return make(graph, END, State, async () => ({}), append) as ReturnType<typeof graph>;
+  const names = [
+    'graph',
+    'END',
+    'State',
+    'work',
+    'append',
+    'union',
+    'all',
+    'any',
+    'quorum',
+    'best',
+  ];
+  const make = new Function(...names, `return (${expression});`);
+  const work = async () => ({});
+  return make(graph, END, State, work, append, union, all, any, quorum, best) as ReturnType<
+    typeof graph
+  >;
 }
 
 // The docs state `State` as topic, notes and done; the examples run against the tests' State.

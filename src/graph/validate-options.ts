@@ -1,0 +1,67 @@
+import type { ErrorClass } from '../error/codes.js';
+import type { Report } from './diagnostic.js';
+import { kindTraits } from './kinds.js';
+import { maxTimerMs } from './limits.js';
+import type { NodeDef } from './types.js';
+
+// A record, not a list, so adding an ErrorClass without listing it here fails to type-check.
+const errorClasses: Readonly<Record<ErrorClass, true>> = {
+  transient: true,
+  permanent: true,
+  timeout: true,
+  cap: true,
+  budget: true,
+  check: true,
+};
+
+/** Checks one node's options; values out of range are OPTION_INVALID, naming option and rule. */
+export function checkNodeOptions(node: NodeDef, report: Report): void {
+  const bad = (option: string, value: unknown, rule: string) =>
+    report('OPTION_INVALID', `node "${node.name}" has ${option} = ${show(value)}; ${rule}`, {
+      node: node.name,
+    });
+  // Own keys only: "toString" is `in` every object literal, and would compile with no traits.
+  if (typeof node.kind !== 'string' || !Object.hasOwn(kindTraits, node.kind))
+    bad('kind', node.kind, `it must be one of ${Object.keys(kindTraits).join(', ')}`);
+  if (node.visits !== undefined && !isPositiveInt(node.visits))
+    bad('visits', node.visits, 'it must be a whole number >= 1');
+  if (node.timeoutMs !== undefined && !(node.timeoutMs > 0 && node.timeoutMs <= maxTimerMs))
+    bad('timeoutMs', node.timeoutMs, `it must be > 0 and at most ${maxTimerMs}`);
+  if (!isPositiveInt(node.version)) bad('version', node.version, 'it must be a whole number >= 1');
+  for (const key of ['reads', 'writes'] as const) {
+    if (node[key] !== undefined && !Array.isArray(node[key]))
+      bad(key, node[key], 'it must be a list of state field names');
+  }
+  const retry = node.retry;
+  if (retry === undefined) return;
+  if (typeof retry !== 'object' || retry === null) {
+    bad('retry', retry, 'it must be an object such as { attempts: 3 }');
+    return;
+  }
+  if (!isPositiveInt(retry.attempts))
+    bad('retry.attempts', retry.attempts, 'it must be a whole number >= 1');
+  if (retry.backoffMs !== undefined && !(retry.backoffMs >= 0 && retry.backoffMs <= maxTimerMs))
+    bad('retry.backoffMs', retry.backoffMs, `it must be >= 0 and at most ${maxTimerMs}`);
+  if (retry.factor !== undefined && !(retry.factor >= 1))
+    bad('retry.factor', retry.factor, 'it must be >= 1');
+  if (retry.maxBackoffMs !== undefined && !(retry.maxBackoffMs >= 0))
+    bad('retry.maxBackoffMs', retry.maxBackoffMs, 'it must be >= 0');
+  if (retry.retryOn !== undefined) {
+    const known = (c: unknown) => typeof c === 'string' && Object.hasOwn(errorClasses, c);
+    if (!Array.isArray(retry.retryOn) || !retry.retryOn.every(known))
+      bad(
+        'retry.retryOn',
+        retry.retryOn,
+        `it must list error classes among ${Object.keys(errorClasses).join(', ')}`,
+      );
+  }
+}
+
+// Numbers as written (JSON would print Infinity and NaN as null), anything else as JSON.
+export function show(value: unknown): string {
+  return typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value));
+}
+
+export function isPositiveInt(value: unknown): boolean {
+  return Number.isInteger(value) && (value as number) > 0;
+}

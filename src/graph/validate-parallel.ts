@@ -1,0 +1,273 @@
+import type { Report } from './diagnostic.js';
+import type { FanOutDef, GraphDef, JoinPolicy, NodeDef } from './types.js';
+import { isPositiveInt, show } from './validate-options.js';
+
+/** A fan-out whose nodes all exist, by node index. */
+export interface ResolvedFanOut {
+  readonly def: FanOutDef;
+  readonly from: number;
+  readonly entries: readonly number[];
+  readonly join: number;
+}
+
+/** What the parallel checks read from the structure the main validator built. */
+export interface Structure {
+  readonly def: GraphDef;
+  readonly nodes: readonly NodeDef[];
+  readonly exits: readonly (readonly number[])[];
+  /** Nodes with an exit straight to END (an edge, a route target, or `terminal`). */
+  readonly toEnd: Uint8Array;
+  readonly report: Report;
+}
+
+/** Resolves fan-out declarations to node indexes, reporting the ones naming unknown nodes. */
+export function resolveFanOuts(
+  def: GraphDef,
+  indexOf: ReadonlyMap<string, number>,
+  report: Report,
+): ResolvedFanOut[] {
+  const fields = new Set(def.fields);
+  const out: ResolvedFanOut[] = [];
+  for (const fanOut of def.fanOuts) {
+    const from = indexOf.get(fanOut.from);
+    const where = { node: fanOut.from };
+    const unknown = (role: string, name: string) =>
+      report(
+        'FANOUT_NODE_UNKNOWN',
+        `the fan-out at "${fanOut.from}" names an unknown ${role} "${name}"`,
+        {
+          node: fanOut.from,
+          edge: { from: fanOut.from, to: name },
+        },
+      );
+    if (from === undefined) {
+      report('FANOUT_NODE_UNKNOWN', `a fan-out starts at an unknown node "${fanOut.from}"`, where);
+    }
+    const names = fanOut.kind === 'fixed' ? fanOut.branches : [fanOut.branch];
+    if (!Array.isArray(names) || names.length === 0) {
+      report('FANOUT_EMPTY', `the fan-out at "${fanOut.from}" declares no branches`, where);
+      continue;
+    }
+    const resolve = (role: string, name: string) => {
+      const index = indexOf.get(name);
+      if (index === undefined) unknown(role, name);
+      return index ?? -1;
+    };
+    const entries = names.map((name) => resolve('branch', name));
+    const join = resolve('join', fanOut.join);
+    if (fanOut.kind === 'map' && !fields.has(fanOut.over)) {
+      report(
+        'FIELD_UNKNOWN',
+        `the map at "${fanOut.from}" is over "${fanOut.over}", which is not a state field`,
+        where,
+      );
+    }
+    if (fanOut.concurrency !== undefined && !isPositiveInt(fanOut.concurrency)) {
+      report(
+        'OPTION_INVALID',
+        `the fan-out at "${fanOut.from}" has concurrency = ${show(fanOut.concurrency)}; it must be a whole number >= 1`,
+        where,
+      );
+    }
+    if (from !== undefined && join !== -1 && !entries.includes(-1))
+      out.push({ def: fanOut, from, entries, join });
+  }
+  return out;
+}
+
+/**
+ * The checks that need parallel branches: every branch reaches its join without leaving the
+ * fan-out's region, joins belong to exactly one fan-out, a quorum is reachable, and branches
+ * that run side by side do not write the same field without a reducer.
+ */
+export function checkParallel(s: Structure, fanOuts: readonly ResolvedFanOut[]): void {
+  const { nodes, report } = s;
+  const startsFanOut = new Set(fanOuts.map((f) => f.from));
+  const owners = new Map<number, string[]>();
+  for (const fanOut of fanOuts) {
+    const fromName = nodes[fanOut.from]!.name;
+    const joinNode = nodes[fanOut.join]!;
+    owners.set(fanOut.join, [...(owners.get(fanOut.join) ?? []), fromName]);
+    const escaped = new Set<number>();
+    const writes: (Set<string> | 'all')[] = [];
+    fanOut.entries.forEach((entry) => {
+      const { region, reachesJoin } = regionOf(entry, fanOut.join, s.exits);
+      const entryName = nodes[entry]!.name;
+      if (!reachesJoin) {
+        report(
+          'FANOUT_JOIN_UNREACHABLE',
+          `branch "${entryName}" of the fan-out at "${fromName}" never reaches its join "${joinNode.name}"`,
+          {
+            node: fromName,
+            edge: { from: entryName, to: joinNode.name },
+          },
+        );
+      }
+      for (const i of region) {
+        if (escaped.has(i)) continue;
+        const name = nodes[i]!.name;
+        const leaves =
+          i === fanOut.from
+            ? `loops back to "${fromName}"`
+            : s.toEnd[i]
+              ? `reaches END at "${name}"`
+              : undefined;
+        if (leaves !== undefined) {
+          escaped.add(i);
+          report(
+            'BRANCH_ESCAPES',
+            `branch "${entryName}" of the fan-out at "${fromName}" ${leaves} without passing its join "${joinNode.name}"`,
+            {
+              node: name,
+            },
+          );
+        } else if (startsFanOut.has(i)) {
+          escaped.add(i);
+          report(
+            'FANOUT_NESTED',
+            `node "${name}" starts a fan-out inside a branch of the fan-out at "${fromName}"`,
+            { node: name },
+          );
+        }
+      }
+      writes.push(writesOf(region, nodes));
+    });
+    const policy: JoinPolicy = joinNode.join?.policy ?? { kind: 'all' };
+    if (
+      policy.kind === 'quorum' &&
+      fanOut.def.kind === 'fixed' &&
+      policy.k > fanOut.entries.length
+    ) {
+      report(
+        'QUORUM_TOO_LARGE',
+        `join "${joinNode.name}" waits for ${policy.k} successes but the fan-out at "${fromName}" starts ${fanOut.entries.length} branches`,
+        {
+          node: joinNode.name,
+        },
+      );
+    }
+    // Only joins that merge several branches can see two writes to one field.
+    if (policy.kind === 'all' || (policy.kind === 'quorum' && policy.k > 1)) {
+      checkWriteConflicts(s, fanOut, writes);
+    }
+  }
+  nodes.forEach((node, i) => {
+    if (node.join !== undefined) checkJoinOptions(node, report);
+    const named = owners.get(i) ?? [];
+    if (named.length > 1) {
+      report(
+        'JOIN_SHARED',
+        `join "${node.name}" is the join of the fan-outs at ${named.map((n) => `"${n}"`).join(', ')}`,
+        {
+          node: node.name,
+        },
+      );
+    } else if (named.length === 0 && node.join !== undefined) {
+      report(
+        'JOIN_WITHOUT_FANOUT',
+        `node "${node.name}" is declared a join but no fan-out leads to it`,
+        { node: node.name },
+      );
+    }
+  });
+}
+
+/** The nodes a branch can run, from its entry up to (not including) the join. */
+function regionOf(entry: number, join: number, exits: readonly (readonly number[])[]) {
+  const region = new Set<number>();
+  let reachesJoin = false;
+  const queue = [entry];
+  if (entry === join) return { region, reachesJoin: true };
+  region.add(entry);
+  for (let head = 0; head < queue.length; head++) {
+    for (const next of exits[queue[head]!]!) {
+      if (next === join) {
+        reachesJoin = true;
+      } else if (!region.has(next)) {
+        region.add(next);
+        queue.push(next);
+      }
+    }
+  }
+  return { region, reachesJoin };
+}
+
+// A node without `writes` may write anything, so it conflicts with every sibling.
+function writesOf(region: ReadonlySet<number>, nodes: readonly NodeDef[]): Set<string> | 'all' {
+  const fields = new Set<string>();
+  for (const i of region) {
+    const writes = nodes[i]!.writes;
+    if (!Array.isArray(writes)) return 'all';
+    for (const field of writes) fields.add(field);
+  }
+  return fields;
+}
+
+function checkWriteConflicts(
+  s: Structure,
+  fanOut: ResolvedFanOut,
+  writes: readonly (Set<string> | 'all')[],
+): void {
+  const { def, nodes, report } = s;
+  const fromName = nodes[fanOut.from]!.name;
+  const unreduced = (fields: Iterable<string>) =>
+    [...fields].filter((f) => def.reducers[f] === undefined);
+  const where = { node: fromName };
+  const conflict = (between: string, fields: readonly string[]) => {
+    for (const field of fields) {
+      report('WRITE_CONFLICT', `${between} can both write "${field}", which has no reducer`, where);
+    }
+  };
+  if (fanOut.def.kind === 'map') {
+    // Every item runs the same branch, so a field it writes is written by all of them at once.
+    const branch = nodes[fanOut.entries[0]!]!.name;
+    const w = writes[0]!;
+    const between = `the branches of the map at "${fromName}" (one per item, starting at "${branch}")`;
+    if (w === 'all')
+      report(
+        'WRITE_CONFLICT',
+        `${between} declare no writes, so they may all write any field`,
+        where,
+      );
+    else conflict(between, unreduced(w));
+    return;
+  }
+  for (let a = 0; a < writes.length; a++) {
+    for (let b = a + 1; b < writes.length; b++) {
+      const [wa, wb] = [writes[a]!, writes[b]!];
+      const between = `branches "${nodes[fanOut.entries[a]!]!.name}" and "${nodes[fanOut.entries[b]!]!.name}" of the fan-out at "${fromName}"`;
+      if (wa === 'all' && wb === 'all') {
+        report(
+          'WRITE_CONFLICT',
+          `${between} both declare no writes, so they may write the same fields`,
+          where,
+        );
+      } else if (wa === 'all' || wb === 'all') {
+        conflict(between, unreduced(wa === 'all' ? (wb as Set<string>) : wa));
+      } else {
+        conflict(between, unreduced([...wa].filter((f) => wb.has(f))));
+      }
+    }
+  }
+}
+
+function checkJoinOptions(node: NodeDef, report: Report): void {
+  const bad = (option: string, value: unknown, rule: string) =>
+    report('OPTION_INVALID', `node "${node.name}" has ${option} = ${show(value)}; ${rule}`, {
+      node: node.name,
+    });
+  const { policy, tolerate } = node.join!;
+  const kind = typeof policy === 'object' && policy !== null ? policy.kind : undefined;
+  if (kind !== 'all' && kind !== 'any' && kind !== 'quorum' && kind !== 'best') {
+    bad('join', policy, 'it must be all(), any(), quorum(k) or best(score)');
+  } else if (policy.kind === 'quorum' && !isPositiveInt(policy.k)) {
+    bad('join quorum k', policy.k, 'it must be a whole number >= 1');
+  }
+  if (tolerate === undefined) return;
+  const percent = typeof tolerate === 'string' ? /^(\d+(?:\.\d+)?)%$/.exec(tolerate) : null;
+  const ok = percent
+    ? Number(percent[1]) <= 100
+    : Number.isInteger(tolerate) && (tolerate as number) >= 0;
+  if (!ok)
+    bad('tolerate', tolerate, "it must be a whole number >= 0 or a percentage such as '10%'");
+}
