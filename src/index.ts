@@ -6,25 +6,32 @@ export type { ErrorValue } from './error/error-value.js';
 export type { WaymarkErrorOptions } from './error/waymark-error.js';
 export { isWaymarkError, permanentError, WaymarkError } from './error/waymark-error.js';
 
-export type { GraphOptions, NodeOptions } from './graph/builder.js';
+export type { GraphOptions, MapOptions, NodeOptions } from './graph/builder.js';
 export { GraphBuilder, graph } from './graph/builder.js';
 export type { CompiledGraph } from './graph/compiled.js';
 export type { Diagnostic, DiagnosticCode } from './graph/diagnostic.js';
 export { formatDiagnostics } from './graph/diagnostic.js';
 export type { End } from './graph/end.js';
 export { END } from './graph/end.js';
+export type { BestPolicy, JoinPolicyInput } from './graph/join.js';
+export { all, any, best, quorum } from './graph/join.js';
 export type { NodeKind } from './graph/kinds.js';
 export type { Reducer } from './graph/reducers.js';
 export { append, max, mergeByKey, min, replace, sum, union } from './graph/reducers.js';
 export type {
   EdgeDef,
+  FanOutDef,
   GraphDef,
+  JoinDef,
+  JoinPolicy,
+  JoinSummary,
   NodeContext,
   NodeDef,
   NodeFn,
   RetryPolicy,
   RouteDef,
   RouterFn,
+  Tolerance,
 } from './graph/types.js';
 export { validate } from './graph/validate.js';
 
@@ -33,7 +40,11 @@ export type { RunOptions, RunResult } from './runtime/run.js';
 export { defaultMaxSteps, run } from './runtime/run.js';
 export type {
   Activation,
+  Branch,
+  BranchRef,
+  BranchStatus,
   Command,
+  FanOut,
   Outcome,
   RunEvent,
   RunLimits,

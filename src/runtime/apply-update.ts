@@ -4,9 +4,12 @@ import { deepFreeze } from './freeze.js';
 
 type State = Readonly<Record<string, unknown>>;
 
-/** The new state, or why the update was refused (the state is then unchanged). */
+/**
+ * The new state and the update as parsed (what a join merges later), or why the update was
+ * refused (the state is then unchanged).
+ */
 export type UpdateResult =
-  | { readonly ok: true; readonly state: State }
+  | { readonly ok: true; readonly state: State; readonly fields: State | undefined }
   | {
       readonly ok: false;
       readonly code: ErrorCode;
@@ -24,7 +27,7 @@ export function applyUpdate(
   state: State,
   update: unknown,
 ): UpdateResult {
-  if (update === undefined || update === null) return { ok: true, state };
+  if (update === undefined || update === null) return { ok: true, state, fields: undefined };
   if (typeof update !== 'object' || Array.isArray(update)) {
     return refuse(
       'UPDATE_INVALID',
@@ -32,8 +35,8 @@ export function applyUpdate(
     );
   }
   const keys = Object.keys(update);
-  if (keys.length === 0) return { ok: true, state };
-  const next: Record<string, unknown> = { ...state };
+  if (keys.length === 0) return { ok: true, state, fields: undefined };
+  const fields: Record<string, unknown> = {};
   for (const key of keys) {
     const schema = graph.fieldSchemas.get(key);
     if (schema === undefined) {
@@ -47,9 +50,7 @@ export function applyUpdate(
       return refuse(
         'WRITE_UNDECLARED',
         `node "${node.def.name}" wrote "${key}" but declares writes [${[...node.writes].join(', ')}]`,
-        {
-          field: key,
-        },
+        { field: key },
       );
     }
     const parsed = schema.safeParse((update as Record<string, unknown>)[key]);
@@ -61,18 +62,27 @@ export function applyUpdate(
       return refuse(
         'UPDATE_INVALID',
         `node "${node.def.name}" wrote an invalid "${key}": ${issues[0]?.message ?? 'invalid'}`,
-        {
-          field: key,
-          issues,
-        },
+        { field: key, issues },
       );
     }
-    const reducer = graph.reducers.get(key);
-    next[key] = deepFreeze(
-      reducer === undefined ? parsed.data : reducer.apply(state[key], parsed.data),
-    );
+    fields[key] = deepFreeze(parsed.data);
   }
-  return { ok: true, state: Object.freeze(next) };
+  const frozen = Object.freeze(fields);
+  return { ok: true, state: mergeFields(graph, state, frozen), fields: frozen };
+}
+
+/**
+ * Merges already-parsed fields into a state through the field reducers. A join uses it to fold
+ * each winning branch's updates into the state, in branch order.
+ */
+export function mergeFields(graph: CompiledGraph, state: State, fields: State): State {
+  const next: Record<string, unknown> = { ...state };
+  for (const key in fields) {
+    const reducer = graph.reducers.get(key);
+    next[key] =
+      reducer === undefined ? fields[key] : deepFreeze(reducer.apply(state[key], fields[key]));
+  }
+  return Object.freeze(next);
 }
 
 function refuse(code: ErrorCode, message: string, details?: unknown): UpdateResult {

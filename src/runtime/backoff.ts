@@ -1,10 +1,8 @@
+import { maxTimerMs } from '../graph/limits.js';
 import type { RetryPolicy } from '../graph/types.js';
 
 /** Error classes retried when a policy does not say: the ones that may pass on a second try. */
 export const defaultRetryOn = ['transient', 'timeout'] as const;
-
-/** The longest delay a Node.js timer honours; longer ones fire after 1 ms instead. */
-export const maxTimerMs = 2_147_483_647;
 
 /**
  * The wait before the attempt after `attempt`: `backoffMs * factor^(attempt-1)`, capped by

@@ -8,6 +8,8 @@ import type { Activation, RunEvent } from './snapshot.js';
 export interface AttemptInput {
   readonly runId: string;
   readonly state: Readonly<Record<string, unknown>>;
+  readonly item: unknown;
+  readonly index: number | undefined;
   readonly errors: readonly ErrorValue[];
   /** Aborted when the run stops (cancel, deadline, failure elsewhere). */
   readonly signal: AbortSignal;
@@ -61,6 +63,9 @@ async function invoke(
     signal,
     errors: input.errors,
     error: activation.error,
+    item: input.item,
+    index: input.index,
+    join: activation.join,
   };
   try {
     const update = await node.fn(input.state, ctx);

@@ -1,9 +1,10 @@
 import type { ErrorValue } from '../error/error-value.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import { maxTimerMs } from './backoff.js';
+import { maxTimerMs } from '../graph/limits.js';
 import { type Clock, newRunId, systemClock } from './clock.js';
 import { executeAttempt } from './execute.js';
+import { viewOf } from './fan-out.js';
 import { deepFreeze } from './freeze.js';
 import type { Activation, Outcome, RunEvent, Snapshot } from './snapshot.js';
 import { initialSnapshot, step } from './step.js';
@@ -99,7 +100,8 @@ class Driver {
   readonly #stopped = new AbortController();
   readonly #inbox: RunEvent[] = [];
   #wake: (() => void) | undefined;
-  readonly #started = new Map<string, number>();
+  readonly #started = new Map<string, { readonly at: number; readonly activation: Activation }>();
+  readonly #branchSignals = new Map<string, AbortController>();
   readonly #entries: TraceEntry[] = [];
   #stopAsked = false;
 
@@ -118,17 +120,24 @@ class Driver {
         const result = step(this.#graph, snapshot, event);
         snapshot = result.snapshot;
         if (result.outcome !== undefined) this.#record(result.outcome);
+        for (const command of result.commands) {
+          if (command.type === 'abort') this.#abort(command.activations);
+        }
         if (snapshot.status !== 'running') break;
         // A stop already asked for (a signal aborted before the start) wins over new work.
         if (!this.#stopAsked) {
-          for (const command of result.commands)
-            this.#launch(command.activation, command.delayMs, snapshot);
+          for (const command of result.commands) {
+            if (command.type === 'execute')
+              this.#launch(command.activation, command.delayMs, snapshot);
+          }
         }
         event = this.#inbox.shift() ?? (await this.#next());
       }
     } finally {
       cleanup();
-      this.#stopped.abort(new Error('the run stopped'));
+      const reason = new Error('the run stopped');
+      this.#stopped.abort(reason);
+      for (const controller of this.#branchSignals.values()) controller.abort(reason);
     }
     this.#recordAbandoned(snapshot);
     return resultOf(snapshot, traceOf(this.#entries));
@@ -151,23 +160,38 @@ class Driver {
   }
 
   #launch(activation: Activation, delayMs: number, snapshot: Snapshot): void {
-    const stopped = this.#stopped.signal;
-    const input = {
-      runId: snapshot.runId,
-      state: snapshot.state,
-      errors: snapshot.errors,
-      signal: stopped,
-    };
+    // A branch can be cancelled on its own (a sibling won an `any` join), so it gets its own
+    // controller; everything else shares the run's, which costs nothing per step.
+    let signal = this.#stopped.signal;
+    if (activation.branch !== undefined) {
+      const controller = new AbortController();
+      this.#branchSignals.set(activation.id, controller);
+      signal = controller.signal;
+    }
+    const view = viewOf(snapshot.state, snapshot.fanOuts, activation);
+    const input = { runId: snapshot.runId, ...view, errors: snapshot.errors, signal };
     const node = this.#graph.nodes.get(activation.node)!;
     const start = () => {
-      this.#started.set(activation.id, this.#clock.now());
+      this.#started.set(activation.id, { at: this.#clock.now(), activation });
       return executeAttempt(node, activation, input);
     };
     const attempt =
       delayMs > 0
-        ? this.#clock.sleep(delayMs, stopped).then(() => (stopped.aborted ? undefined : start()))
+        ? this.#clock.sleep(delayMs, signal).then(() => (signal.aborted ? undefined : start()))
         : start();
     attempt.then((event) => event && this.#push(event));
+  }
+
+  /** Stops activations the run no longer wants; whatever they return later is ignored. */
+  #abort(ids: readonly string[]): void {
+    for (const id of ids) {
+      this.#branchSignals.get(id)?.abort(new Error('cancelled: its branch is no longer needed'));
+      this.#branchSignals.delete(id);
+      const started = this.#started.get(id);
+      if (started === undefined) continue;
+      this.#started.delete(id);
+      this.#appendCancelled(started.activation, started.at);
+    }
   }
 
   #push(event: RunEvent): void {
@@ -186,8 +210,10 @@ class Driver {
 
   #record(outcome: Outcome): void {
     const { activation } = outcome;
-    const startedAt = this.#started.get(activation.id) ?? this.#clock.now();
+    const startedAt = this.#started.get(activation.id)?.at ?? this.#clock.now();
     this.#started.delete(activation.id);
+    if (activation.branch !== undefined && !outcome.retrying)
+      this.#branchSignals.delete(activation.id);
     const error = outcome.error && {
       code: outcome.error.code,
       class: outcome.error.class,
@@ -214,19 +240,22 @@ class Driver {
   /** Attempts still in flight when the run stopped: their results will be discarded. */
   #recordAbandoned(snapshot: Snapshot): void {
     for (const activation of snapshot.pending) {
-      const startedAt = this.#started.get(activation.id);
-      if (startedAt === undefined) continue;
-      this.#append({
-        node: activation.node,
-        activation: activation.id,
-        parent: activation.parent,
-        attempt: activation.attempt,
-        startedAt,
-        durationMs: this.#clock.now() - startedAt,
-        status: 'cancelled',
-        retried: false,
-      });
+      const started = this.#started.get(activation.id);
+      if (started !== undefined) this.#appendCancelled(activation, started.at);
     }
+  }
+
+  #appendCancelled(activation: Activation, startedAt: number): void {
+    this.#append({
+      node: activation.node,
+      activation: activation.id,
+      parent: activation.parent,
+      attempt: activation.attempt,
+      startedAt,
+      durationMs: this.#clock.now() - startedAt,
+      status: 'cancelled',
+      retried: false,
+    });
   }
 }
 

@@ -1,11 +1,26 @@
 import type { ErrorValue } from '../error/error-value.js';
+import type { JoinSummary } from '../graph/types.js';
+
+type State = Readonly<Record<string, unknown>>;
 
 /** Where a run is. `running` and `waiting` can continue; the other four are final. */
 export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled' | 'timed_out';
 
+/** Which branch of which fan-out an activation belongs to. */
+export interface BranchRef {
+  /** The fan-out's id: the id of the activation that started it (`triage:1`). */
+  readonly fanOut: string;
+  /** Branch declaration order for a fixed fan-out, item index for a map. */
+  readonly index: number;
+}
+
 /** One execution of one node; `id` is stable across attempts and resumes. */
 export interface Activation {
-  /** `node:visit`, e.g. `plan:2` for the second time `plan` runs in this run. */
+  /**
+   * `node:visit`, e.g. `plan:2` for the second time `plan` runs in this run. Inside a branch the
+   * id is qualified by the branch and counts visits per branch: `triage:1[0]/fix:1`, so it does
+   * not depend on which sibling finished first.
+   */
   readonly id: string;
   readonly node: string;
   /** 1 for the first attempt. */
@@ -14,6 +29,40 @@ export interface Activation {
   readonly parent: string | null;
   /** Set when the activation was reached through an `onError` route. */
   readonly error?: ErrorValue;
+  /** Set inside a branch of a fan-out. */
+  readonly branch?: BranchRef;
+  /** Set on a join node's activation: what became of each branch. */
+  readonly join?: JoinSummary;
+}
+
+/** Where a branch is; `succeeded`, `failed` and `cancelled` are final. */
+export type BranchStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** One branch of an open fan-out. */
+export interface Branch {
+  readonly status: BranchStatus;
+  /** What the branch sees: the state at the fan-out plus its own updates, never a sibling's. */
+  readonly state: State;
+  /** Its updates as applied (parsed), in order: what the join merges through the reducers. */
+  readonly updates: readonly State[];
+  /** Visits per node within this branch, for activation ids. */
+  readonly visits: Readonly<Record<string, number>>;
+  readonly error?: ErrorValue;
+}
+
+/** A fan-out whose join has not resolved yet: its barrier counts exactly these branches. */
+export interface FanOut {
+  readonly id: string;
+  readonly from: string;
+  readonly join: string;
+  /** Entry node of each branch. */
+  readonly entries: readonly string[];
+  /** The items of a map fan-out, by branch index. */
+  readonly items?: readonly unknown[];
+  readonly concurrency: number;
+  readonly branches: readonly Branch[];
+  /** Indexes of succeeded branches in the order they succeeded (what `any` and `quorum` count). */
+  readonly successes: readonly number[];
 }
 
 /** Run-level caps, fixed at start and kept in the snapshot so a resume enforces the same ones. */
@@ -34,6 +83,8 @@ interface SnapshotBase {
   readonly steps: number;
   /** Every error value recorded, oldest first. */
   readonly errors: readonly ErrorValue[];
+  /** Fan-outs whose join has not resolved, by id. */
+  readonly fanOuts: Readonly<Record<string, FanOut>>;
   readonly limits: RunLimits;
 }
 
@@ -59,11 +110,10 @@ export type RunEvent =
   | { readonly type: 'deadline'; readonly timeoutMs: number };
 
 /** Outputs of the transition function: what the shell must do next. */
-export type Command = {
-  readonly type: 'execute';
-  readonly activation: Activation;
-  readonly delayMs: number;
-};
+export type Command =
+  | { readonly type: 'execute'; readonly activation: Activation; readonly delayMs: number }
+  /** Stop these in-flight activations (losing branches, a failed join); their results are ignored. */
+  | { readonly type: 'abort'; readonly activations: readonly string[] };
 
 /** What became of the activation an event was about, for the trace. */
 export interface Outcome {

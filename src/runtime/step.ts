@@ -4,9 +4,14 @@ import type { CompiledGraph, RuntimeNode } from '../graph/compiled.js';
 import { END } from '../graph/end.js';
 import { applyUpdate } from './apply-update.js';
 import { backoffDelay, defaultRetryOn } from './backoff.js';
+import type { Draft, Scheduling } from './draft.js';
+import { branchFailed, branchSucceeded, openFanOut, setBranch } from './fan-out.js';
 import type {
   Activation,
+  Branch,
+  BranchRef,
   Command,
+  FanOut,
   Outcome,
   RunEvent,
   RunLimits,
@@ -32,7 +37,17 @@ export function initialSnapshot(
   state: Readonly<Record<string, unknown>>,
   limits: RunLimits,
 ): Snapshot {
-  return { status: 'running', runId, state, pending: [], visits: {}, steps: 0, errors: [], limits };
+  return {
+    status: 'running',
+    runId,
+    state,
+    pending: [],
+    visits: {},
+    steps: 0,
+    errors: [],
+    fanOuts: {},
+    limits,
+  };
 }
 
 /**
@@ -73,12 +88,16 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
   return t.result();
 }
 
-/** The working copy of one transition; `step` builds one, mutates it, and freezes the result. */
-class Transition {
-  readonly #graph: CompiledGraph;
+/**
+ * The working copy of one transition; `step` builds one, mutates it, and freezes the result.
+ * Its public members are the {@link Draft} the fan-out rules work on; it is never exported.
+ */
+class Transition implements Draft {
+  readonly graph: CompiledGraph;
   readonly #before: Snapshot;
-  #state: Snapshot['state'];
-  #pending: Activation[];
+  state: Snapshot['state'];
+  pending: Activation[];
+  fanOuts: Record<string, FanOut>;
   #visits: Snapshot['visits'];
   #steps: number;
   #errors: Snapshot['errors'];
@@ -88,21 +107,27 @@ class Transition {
   readonly #commands: Command[] = [];
 
   constructor(graph: CompiledGraph, snapshot: Snapshot) {
-    this.#graph = graph;
+    this.graph = graph;
     this.#before = snapshot;
-    this.#state = snapshot.state;
-    this.#pending = snapshot.pending.slice();
+    this.state = snapshot.state;
+    this.pending = snapshot.pending.slice();
+    this.fanOuts = snapshot.fanOuts;
     this.#visits = snapshot.visits;
     this.#steps = snapshot.steps;
     this.#errors = snapshot.errors;
   }
 
+  get running(): boolean {
+    return this.#status === 'running';
+  }
+
   /** Schedules a new activation of `node`, unless a cap or the step limit stops it. */
-  enqueue(node: string, parent: string | null, cause?: ErrorValue): void {
+  enqueue(node: string, parent: string | null, how: Scheduling = {}): void {
     if (this.#status !== 'running') return;
     const target = this.#node(node);
     const visit = (this.#visits[node] ?? 0) + 1;
-    const id = `${node}:${visit}`;
+    const { branch } = how;
+    const id = branch === undefined ? `${node}:${visit}` : this.#branchId(branch, node);
     if (visit > target.cap) {
       const message = `node "${node}" reached its visit cap of ${target.cap} after ${this.#steps} steps`;
       const error = errorValue({ node, activation: id, attempt: 0 }, 'VISIT_CAP', 'cap', message, {
@@ -110,8 +135,8 @@ class Transition {
         steps: this.#steps,
       });
       // An onError route that runs into a cap again (a capped node routing errors to itself)
-      // would recurse without end: the second cap in a row fails the run.
-      this.#failFinally(target, error, cause?.code !== 'VISIT_CAP');
+      // would recurse without end: the second cap in a row is not routed again.
+      this.failFinally(target, error, branch, how.cause?.code !== 'VISIT_CAP');
       return;
     }
     if (this.#steps >= this.#before.limits.maxSteps) {
@@ -127,44 +152,62 @@ class Transition {
     visits[node] = visit;
     this.#visits = visits;
     const activation: Activation =
-      cause === undefined
+      how.cause === undefined && branch === undefined && how.join === undefined
         ? { id, node, attempt: 1, parent }
-        : { id, node, attempt: 1, parent, error: cause };
-    this.#pending.push(activation);
+        : {
+            id,
+            node,
+            attempt: 1,
+            parent,
+            ...(how.cause !== undefined && { error: how.cause }),
+            ...(branch !== undefined && { branch }),
+            ...(how.join !== undefined && { join: how.join }),
+          };
+    this.pending.push(activation);
     this.#commands.push({ type: 'execute', activation, delayMs: 0 });
   }
 
   complete(id: string, update: unknown): void {
-    const index = this.#pending.findIndex((a) => a.id === id);
+    const index = this.pending.findIndex((a) => a.id === id);
     if (index === -1) return;
-    const activation = this.#pending[index]!;
+    const activation = this.pending[index]!;
     const node = this.#node(activation.node);
-    const applied = applyUpdate(this.#graph, node, this.#state, update);
+    const { branch } = activation;
+    const before =
+      branch === undefined ? this.state : this.fanOuts[branch.fanOut]!.branches[branch.index]!;
+    const scope = branch === undefined ? this.state : (before as Branch).state;
+    const applied = applyUpdate(this.graph, node, scope, update);
     if (!applied.ok) {
-      this.fail(
-        id,
-        errorValue(
-          { node: node.def.name, activation: id, attempt: activation.attempt },
-          applied.code,
-          'permanent',
-          applied.message,
-          applied.details,
-        ),
-      );
+      const where = { node: node.def.name, activation: id, attempt: activation.attempt };
+      this.fail(id, errorValue(where, applied.code, 'permanent', applied.message, applied.details));
       return;
     }
-    this.#state = applied.state;
+    if (branch === undefined) {
+      this.state = applied.state;
+    } else if (applied.fields !== undefined) {
+      const updates = [...(before as Branch).updates, applied.fields];
+      setBranch(this, branch, { state: applied.state, updates });
+    }
     this.#steps++;
-    this.#pending.splice(index, 1);
+    this.pending.splice(index, 1);
     this.#outcome = { activation, status: 'succeeded', retrying: false };
-    const next = this.#route(node, activation);
-    if (next !== undefined && next !== END) this.enqueue(next, id);
+    if (node.fanOut !== undefined) {
+      openFanOut(this, node.fanOut, activation);
+      return;
+    }
+    const next = this.#route(node, activation, applied.state);
+    if (next === undefined || !this.running) return;
+    if (branch !== undefined && next === this.fanOuts[branch.fanOut]!.join) {
+      branchSucceeded(this, branch);
+    } else if (next !== END) {
+      this.enqueue(next, id, branch === undefined ? {} : { branch });
+    }
   }
 
   fail(id: string, error: ErrorValue): void {
-    const index = this.#pending.findIndex((a) => a.id === id);
+    const index = this.pending.findIndex((a) => a.id === id);
     if (index === -1) return;
-    const activation = this.#pending[index]!;
+    const activation = this.pending[index]!;
     const node = this.#node(activation.node);
     const policy = node.def.retry;
     const retryOn: readonly string[] = policy?.retryOn ?? defaultRetryOn;
@@ -175,7 +218,7 @@ class Transition {
       retryOn.includes(error.class)
     ) {
       const retry: Activation = { ...activation, attempt: activation.attempt + 1 };
-      this.#pending[index] = retry;
+      this.pending[index] = retry;
       this.#commands.push({
         type: 'execute',
         activation: retry,
@@ -185,13 +228,43 @@ class Transition {
       return;
     }
     this.#outcome = { activation, status: 'failed', error, retrying: false };
-    if (node.def.onError !== undefined) {
-      // Handled: the activation is done (as a failure) and the run goes on at onError.
-      this.#pending.splice(index, 1);
+    if (node.def.onError !== undefined || activation.branch !== undefined) {
+      // Handled (by a route or by the branch's join): the activation is done, as a failure.
+      this.pending.splice(index, 1);
       this.#steps++;
     }
-    // Without onError the failed activation stays pending, so a resume can try it again.
-    this.#failFinally(node, error);
+    // Otherwise the failed activation stays pending, so a resume can try it again.
+    this.failFinally(node, error, activation.branch);
+  }
+
+  failFinally(
+    node: RuntimeNode,
+    error: ErrorValue,
+    branch: BranchRef | undefined,
+    mayRoute = true,
+  ): void {
+    this.recordError(error);
+    if (node.def.onError !== undefined && mayRoute) {
+      this.enqueue(
+        node.def.onError,
+        error.activation,
+        branch === undefined ? { cause: error } : { cause: error, branch },
+      );
+    } else if (branch !== undefined) {
+      branchFailed(this, branch, error);
+    } else {
+      this.#finish('failed', error);
+    }
+  }
+
+  recordError(error: ErrorValue): void {
+    this.#errors = [...this.#errors, error];
+  }
+
+  abort(ids: readonly string[]): void {
+    const doomed = new Set(ids);
+    this.pending = this.pending.filter((a) => !doomed.has(a.id));
+    this.#commands.push({ type: 'abort', activations: ids });
   }
 
   /** Stops the run; the activations in flight stay pending so a resume can run them again. */
@@ -201,51 +274,55 @@ class Transition {
     errorClass: ErrorClass,
     message: string,
   ): void {
-    const current = this.#pending[0];
-    const node = current?.node ?? this.#graph.entry;
+    const current = this.pending[0];
+    const node = current?.node ?? this.graph.entry;
     const where = { node, activation: current?.id ?? `${node}:0`, attempt: current?.attempt ?? 0 };
     this.#finish(status, errorValue(where, code, errorClass, message));
   }
 
   result(): StepResult {
-    if (this.#status === 'running' && this.#pending.length === 0) this.#status = 'succeeded';
+    if (this.#status === 'running' && this.pending.length === 0) this.#status = 'succeeded';
     const status = this.#status;
     const { runId, limits } = this.#before;
-    const [state, pending, visits, steps, errors] = [
-      this.#state,
-      this.#pending,
-      this.#visits,
-      this.#steps,
-      this.#errors,
-    ];
+    const [state, pending, fanOuts] = [this.state, this.pending, this.fanOuts];
+    const [visits, steps, errors] = [this.#visits, this.#steps, this.#errors];
     // Two literal shapes instead of spreads: this runs once per step and spreads cost ~1 us here.
     const snapshot: Snapshot =
       status === 'failed' || status === 'cancelled' || status === 'timed_out'
-        ? { status, runId, state, pending, visits, steps, errors, limits, error: this.#error! }
-        : { status, runId, state, pending, visits, steps, errors, limits };
+        ? {
+            status,
+            runId,
+            state,
+            pending,
+            visits,
+            steps,
+            errors,
+            fanOuts,
+            limits,
+            error: this.#error!,
+          }
+        : { status, runId, state, pending, visits, steps, errors, fanOuts, limits };
     const commands = this.#commands;
     const outcome = this.#outcome;
     return outcome === undefined ? { snapshot, commands } : { snapshot, commands, outcome };
   }
 
-  /** Records a final failure of `node` and follows its onError route, or fails the run. */
-  #failFinally(node: RuntimeNode, error: ErrorValue, mayRoute = true): void {
-    this.#errors = [...this.#errors, error];
-    if (node.def.onError === undefined || !mayRoute) {
-      this.#finish('failed', error);
-      return;
-    }
-    this.enqueue(node.def.onError, error.activation, error);
+  /** `fanOut[index]/node:n`, counting visits within the branch so ids do not depend on timing. */
+  #branchId(ref: BranchRef, node: string): string {
+    const branch = this.fanOuts[ref.fanOut]!.branches[ref.index]!;
+    const visit = (branch.visits[node] ?? 0) + 1;
+    setBranch(this, ref, { visits: { ...branch.visits, [node]: visit } });
+    return `${ref.fanOut}[${ref.index}]/${node}:${visit}`;
   }
 
   /** The router's choice, the static edge, or undefined after failing the run. */
-  #route(node: RuntimeNode, activation: Activation): string | undefined {
+  #route(node: RuntimeNode, activation: Activation, state: Snapshot['state']): string | undefined {
     const router = node.router;
     if (router === undefined) return node.next;
     const name = node.def.name;
     let target: unknown;
     try {
-      target = router.fn(this.#state);
+      target = router.fn(state);
     } catch (cause) {
       const message = `the router of "${name}" threw: ${cause instanceof Error ? cause.message : String(cause)}`;
       this.#fatal(activation, 'ROUTER_FAILED', message, { router: name });
@@ -266,7 +343,7 @@ class Transition {
   #fatal(activation: Activation, code: ErrorCode, message: string, details: unknown): void {
     const where = { node: activation.node, activation: activation.id, attempt: activation.attempt };
     const error = errorValue(where, code, 'permanent', message, details);
-    this.#errors = [...this.#errors, error];
+    this.recordError(error);
     this.#finish('failed', error);
   }
 
@@ -277,9 +354,9 @@ class Transition {
   }
 
   #node(name: string): RuntimeNode {
-    const node = this.#graph.nodes.get(name);
+    const node = this.graph.nodes.get(name);
     if (node === undefined)
-      throw new Error(`waymark internal: node "${name}" is not in graph "${this.#graph.name}"`);
+      throw new Error(`waymark internal: node "${name}" is not in graph "${this.graph.name}"`);
     return node;
   }
 }

@@ -1,0 +1,38 @@
+import type { ErrorValue } from '../error/error-value.js';
+import type { CompiledGraph, RuntimeNode } from '../graph/compiled.js';
+import type { JoinSummary } from '../graph/types.js';
+import type { Activation, BranchRef, FanOut, Snapshot } from './snapshot.js';
+
+/** How a new activation came to be scheduled, besides its parent. */
+export interface Scheduling {
+  /** The error of an `onError` route. */
+  readonly cause?: ErrorValue;
+  /** The branch the activation runs in. */
+  readonly branch?: BranchRef;
+  /** What a join activation learns about its branches. */
+  readonly join?: JoinSummary;
+}
+
+/**
+ * The working copy one transition mutates before it is frozen into the next snapshot. The
+ * transition (step.ts) owns it; the fan-out rules (fan-out.ts) work on it through this type,
+ * which keeps the two files apart without an import cycle.
+ */
+export interface Draft {
+  readonly graph: CompiledGraph;
+  state: Snapshot['state'];
+  fanOuts: Record<string, FanOut>;
+  pending: Activation[];
+  readonly running: boolean;
+  enqueue(node: string, parent: string | null, how?: Scheduling): void;
+  /** Records a final failure and follows the node's onError route, fails its branch, or fails the run. */
+  failFinally(
+    node: RuntimeNode,
+    error: ErrorValue,
+    branch: BranchRef | undefined,
+    mayRoute?: boolean,
+  ): void;
+  recordError(error: ErrorValue): void;
+  /** Drops pending activations and tells the shell to stop the ones in flight. */
+  abort(ids: readonly string[]): void;
+}

@@ -1,0 +1,257 @@
+import type { ErrorClass } from '../error/codes.js';
+import type { ErrorValue } from '../error/error-value.js';
+import { errorValue } from '../error/error-value.js';
+import type { RuntimeNode } from '../graph/compiled.js';
+import type { FanOutDef, JoinDef } from '../graph/types.js';
+import { mergeFields } from './apply-update.js';
+import type { Draft } from './draft.js';
+import type { Activation, Branch, BranchRef, FanOut } from './snapshot.js';
+
+/** Branches of a map run at most this many at a time unless the map says otherwise. */
+export const defaultMapConcurrency = 16;
+
+/**
+ * Opens a fan-out when `from` completes: one branch per entry (fixed) or per item (map), each
+ * starting from the state as it is now. Its barrier counts exactly the branches it creates.
+ */
+export function openFanOut(d: Draft, def: FanOutDef, from: Activation): void {
+  let entries: readonly string[];
+  let items: readonly unknown[] | undefined;
+  if (def.kind === 'fixed') {
+    entries = def.branches;
+  } else {
+    const list = d.state[def.over];
+    if (!Array.isArray(list)) {
+      const message = `the map at "${def.from}" is over "${def.over}", which holds ${list === null ? 'null' : typeof list}, not a list`;
+      const where = { node: from.node, activation: from.id, attempt: from.attempt };
+      d.failFinally(
+        node(d, from.node),
+        errorValue(where, 'MAP_NOT_LIST', 'permanent', message),
+        from.branch,
+      );
+      return;
+    }
+    items = list;
+    entries = list.map(() => def.branch);
+  }
+  const branch: Branch = { status: 'queued', state: d.state, updates: [], visits: {} };
+  const fanOut: FanOut = {
+    id: from.id,
+    from: def.from,
+    join: def.join,
+    entries,
+    ...(items !== undefined && { items }),
+    concurrency: def.concurrency ?? (def.kind === 'map' ? defaultMapConcurrency : entries.length),
+    branches: entries.map(() => branch),
+    successes: [],
+  };
+  d.fanOuts = { ...d.fanOuts, [fanOut.id]: fanOut };
+  if (!settle(d, fanOut.id)) startQueued(d, fanOut.id);
+}
+
+/** Records that a branch reached its join, then settles the barrier if the policy allows. */
+export function branchSucceeded(d: Draft, ref: BranchRef): void {
+  const fanOut = d.fanOuts[ref.fanOut]!;
+  setBranch(d, ref, { status: 'succeeded' });
+  d.fanOuts = {
+    ...d.fanOuts,
+    [ref.fanOut]: { ...d.fanOuts[ref.fanOut]!, successes: [...fanOut.successes, ref.index] },
+  };
+  if (!settle(d, ref.fanOut)) startQueued(d, ref.fanOut);
+}
+
+/** Records a branch that failed for good (its error is already in the run's error list). */
+export function branchFailed(d: Draft, ref: BranchRef, error: ErrorValue): void {
+  setBranch(d, ref, { status: 'failed', error });
+  if (!settle(d, ref.fanOut)) startQueued(d, ref.fanOut);
+}
+
+/** Replaces one branch of an open fan-out (snapshots are immutable: copy the path to it). */
+export function setBranch(d: Draft, ref: BranchRef, patch: Partial<Branch>): void {
+  const fanOut = d.fanOuts[ref.fanOut]!;
+  const branches = fanOut.branches.slice();
+  branches[ref.index] = { ...branches[ref.index]!, ...patch };
+  d.fanOuts = { ...d.fanOuts, [ref.fanOut]: { ...fanOut, branches } };
+}
+
+/** What an activation sees: its branch's state and item, or the run's state. */
+export function viewOf(
+  state: Readonly<Record<string, unknown>>,
+  fanOuts: Readonly<Record<string, FanOut>>,
+  activation: Activation,
+): {
+  readonly state: Readonly<Record<string, unknown>>;
+  readonly item: unknown;
+  readonly index: number | undefined;
+} {
+  const ref = activation.branch;
+  if (ref === undefined) return { state, item: undefined, index: undefined };
+  const fanOut = fanOuts[ref.fanOut]!;
+  return {
+    state: fanOut.branches[ref.index]!.state,
+    item: fanOut.items?.[ref.index],
+    index: ref.index,
+  };
+}
+
+function startQueued(d: Draft, id: string): void {
+  // Re-read every round: starting a branch can fail it at once (a cap) and settle the fan-out.
+  for (;;) {
+    const fanOut = d.fanOuts[id];
+    if (fanOut === undefined || !d.running) return;
+    const running = fanOut.branches.filter((b) => b.status === 'running').length;
+    const index = fanOut.branches.findIndex((b) => b.status === 'queued');
+    if (running >= fanOut.concurrency || index === -1) return;
+    setBranch(d, { fanOut: id, index }, { status: 'running' });
+    d.enqueue(fanOut.entries[index]!, id, { branch: { fanOut: id, index } });
+  }
+}
+
+/** Applies the join policy; true when the fan-out is closed (resolved or failed). */
+function settle(d: Draft, id: string): boolean {
+  const fanOut = d.fanOuts[id]!;
+  const join = node(d, fanOut.join);
+  const def: JoinDef = join.join?.def ?? { policy: { kind: 'all' } };
+  const n = fanOut.branches.length;
+  const failed = fanOut.branches.filter((b) => b.status === 'failed').length;
+  const open = fanOut.branches.filter(
+    (b) => b.status === 'queued' || b.status === 'running',
+  ).length;
+  const successes = fanOut.successes.length;
+  const policy = def.policy;
+  const needed = policy.kind === 'quorum' ? policy.k : policy.kind === 'any' ? Math.min(1, n) : 0;
+  if (failed > tolerance(def, n)) {
+    failJoin(
+      d,
+      fanOut,
+      join,
+      `${failed} of ${n} branches failed, more than the ${tolerance(def, n)} tolerated`,
+    );
+    return true;
+  }
+  if (policy.kind === 'any' || policy.kind === 'quorum') {
+    if (successes >= needed) {
+      resolve(d, fanOut, join, fanOut.successes.slice(0, needed));
+      return true;
+    }
+    if (successes + open < needed) {
+      failJoin(
+        d,
+        fanOut,
+        join,
+        `only ${successes + open} of ${n} branches can still succeed, ${needed} needed`,
+      );
+      return true;
+    }
+    return false;
+  }
+  if (open > 0) return false;
+  if (policy.kind === 'best') {
+    const winner = bestOf(d, fanOut, join);
+    if (winner === 'threw') return true;
+    resolve(d, fanOut, join, winner === undefined ? [] : [winner]);
+  } else {
+    resolve(d, fanOut, join, fanOut.successes);
+  }
+  return true;
+}
+
+/**
+ * Failed branches tolerated: the declared count or percentage; by default none for `all` and
+ * `best` (fail fast), and for `any`/`quorum` whatever still leaves the quorum reachable.
+ */
+function tolerance(def: JoinDef, n: number): number {
+  const { tolerate, policy } = def;
+  if (typeof tolerate === 'number') return tolerate;
+  if (typeof tolerate === 'string') return Math.floor((Number.parseFloat(tolerate) * n) / 100);
+  if (policy.kind === 'any') return n;
+  if (policy.kind === 'quorum') return n;
+  return 0;
+}
+
+function bestOf(d: Draft, fanOut: FanOut, join: RuntimeNode): number | undefined | 'threw' {
+  const score = join.join?.score;
+  let best: number | undefined;
+  let bestScore = Number.NEGATIVE_INFINITY;
+  // Index order, strictly greater: the lowest index wins a tie, whatever finished first.
+  for (const index of [...fanOut.successes].sort((a, b) => a - b)) {
+    let value: number;
+    try {
+      value = score ? score(fanOut.branches[index]!.state) : 0;
+    } catch (cause) {
+      const message = cause instanceof Error ? cause.message : String(cause);
+      failJoin(
+        d,
+        fanOut,
+        join,
+        `the score of join "${join.def.name}" threw on branch ${index}: ${message}`,
+      );
+      return 'threw';
+    }
+    if (best === undefined || value > bestScore) [best, bestScore] = [index, value];
+  }
+  return best;
+}
+
+/** Merges the winners' updates in branch order, cancels the rest and schedules the join. */
+function resolve(d: Draft, fanOut: FanOut, join: RuntimeNode, winners: readonly number[]): void {
+  const cancelled = cancelOpen(d, fanOut);
+  const merged = [...winners].sort((a, b) => a - b);
+  let state = d.state;
+  for (const index of merged) {
+    for (const fields of fanOut.branches[index]!.updates)
+      state = mergeFields(d.graph, state, fields);
+  }
+  d.state = state;
+  close(d, fanOut.id);
+  d.enqueue(join.def.name, fanOut.id, { join: summary(fanOut, merged, cancelled) });
+}
+
+/** Fails the join as an error value along the join node's onError route, without merging. */
+function failJoin(d: Draft, fanOut: FanOut, join: RuntimeNode, reason: string): void {
+  const cancelled = cancelOpen(d, fanOut);
+  const failures = fanOut.branches.flatMap((b, index) =>
+    b.error ? [{ index, error: b.error }] : [],
+  );
+  const first = failures[0]?.error;
+  const errorClass: ErrorClass = first?.class ?? 'permanent';
+  const message = `join "${join.def.name}" failed: ${reason}${first ? `; first failure: ${first.node}: ${first.message}` : ''}`;
+  const where = { node: join.def.name, activation: fanOut.id, attempt: 0 };
+  close(d, fanOut.id);
+  const details = summary(fanOut, [], cancelled);
+  d.failFinally(join, errorValue(where, 'JOIN_FAILED', errorClass, message, details), undefined);
+}
+
+function cancelOpen(d: Draft, fanOut: FanOut): number[] {
+  const cancelled: number[] = [];
+  const current = d.fanOuts[fanOut.id]!;
+  current.branches.forEach((b, index) => {
+    if (b.status === 'queued' || b.status === 'running') {
+      cancelled.push(index);
+      setBranch(d, { fanOut: fanOut.id, index }, { status: 'cancelled' });
+    }
+  });
+  const doomed = d.pending.filter((a) => a.branch?.fanOut === fanOut.id).map((a) => a.id);
+  if (doomed.length > 0) d.abort(doomed);
+  return cancelled;
+}
+
+function summary(fanOut: FanOut, merged: readonly number[], cancelled: readonly number[]) {
+  return {
+    merged,
+    succeeded: [...fanOut.successes].sort((a, b) => a - b),
+    failed: fanOut.branches.flatMap((b, index) =>
+      b.status === 'failed' && b.error ? [{ index, error: b.error }] : [],
+    ),
+    cancelled,
+  };
+}
+
+function close(d: Draft, id: string): void {
+  const { [id]: _closed, ...open } = d.fanOuts;
+  d.fanOuts = open;
+}
+
+function node(d: Draft, name: string): RuntimeNode {
+  return d.graph.nodes.get(name)!;
+}
