@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { any, append, best, END, graph, quorum } from '../../src/index.js';
+import { declare, lines, pass, State } from './support.js';
+
+/** triage -> {fix, tests} -> merge -> END, with the given branch writes and reducers. */
+const pipeline = (
+  fixWrites: readonly ('notes' | 'done')[] | undefined,
+  testsWrites: readonly ('notes' | 'done')[] | undefined,
+  withAppend = false,
+) =>
+  graph('g', { state: State, reducers: withAppend ? { notes: append } : {} })
+    .node('triage', pass)
+    .node('fix', pass, fixWrites === undefined ? {} : { writes: fixWrites })
+    .node('tests', pass, testsWrites === undefined ? {} : { writes: testsWrites })
+    .node('merge', pass)
+    .fanOut('triage', ['fix', 'tests'], 'merge')
+    .edge('fix', 'merge')
+    .edge('tests', 'merge')
+    .edge('merge', END)
+    .entry('triage');
+
+describe('validating fan-outs', () => {
+  it('accepts branches that write different fields, or the same field through a reducer', () => {
+    expect(pipeline(['notes'], ['done']).validate()).toEqual([]);
+    expect(pipeline(['notes'], ['notes'], true).validate()).toEqual([]);
+  });
+
+  it('reports each field two branches can both write without a reducer, once per pair', () => {
+    const problems = pipeline(['notes', 'done'], ['notes', 'done']).validate();
+    expect(lines(problems)).toEqual(['WRITE_CONFLICT at triage', 'WRITE_CONFLICT at triage']);
+    expect(problems.map((p) => p.message)).toEqual([
+      'branches "fix" and "tests" of the fan-out at "triage" can both write "notes", which has no reducer',
+      'branches "fix" and "tests" of the fan-out at "triage" can both write "done", which has no reducer',
+    ]);
+  });
+
+  it('treats a branch node without writes as writing everything', () => {
+    const problems = pipeline(undefined, ['notes', 'done'], true).validate();
+    // notes has a reducer; done does not, and "fix" may write it.
+    expect(problems.map((p) => p.message)).toEqual([
+      'branches "fix" and "tests" of the fan-out at "triage" can both write "done", which has no reducer',
+    ]);
+    expect(
+      pipeline(undefined, undefined)
+        .validate()
+        .map((p) => p.message),
+    ).toEqual([
+      'branches "fix" and "tests" of the fan-out at "triage" both declare no writes, so they may write the same fields',
+    ]);
+  });
+
+  it('does not report write conflicts for joins that keep one branch (any, best)', () => {
+    const withJoin = (
+      join: ReturnType<typeof any> | ReturnType<typeof best<z.output<typeof State>>>,
+    ) =>
+      declare()
+        .node('ask', pass)
+        .node('a', pass, { writes: ['notes'] })
+        .node('b', pass, { writes: ['notes'] })
+        .node('pick', pass, { join })
+        .fanOut('ask', ['a', 'b'], 'pick')
+        .edge('a', 'pick')
+        .edge('b', 'pick')
+        .edge('pick', END)
+        .entry('ask')
+        .validate();
+    expect(withJoin(any())).toEqual([]);
+    expect(withJoin(best((s) => s.notes.length))).toEqual([]);
+  });
+
+  it('reports a map whose branch writes a field without a reducer: every item runs it at once', () => {
+    const Files = z.object({
+      files: z.array(z.string()),
+      findings: z.array(z.string()).default([]),
+    });
+    const map = (withReducer: boolean) =>
+      graph('audit', { state: Files, reducers: withReducer ? { findings: append } : {} })
+        .node('list', pass)
+        .node('audit', pass, { writes: ['findings'] })
+        .node('collect', pass)
+        .map('list', { over: 'files', branch: 'audit', join: 'collect', concurrency: 4 })
+        .edge('audit', 'collect')
+        .edge('collect', END)
+        .entry('list')
+        .validate();
+    expect(lines(map(false))).toEqual(['WRITE_CONFLICT at list']);
+    expect(map(true)).toEqual([]);
+  });
+
+  it("counts a fan-out as the node's way out, and its branches as reachable", () => {
+    const problems = pipeline(['notes'], ['done']).validate();
+    expect(problems.filter((p) => p.code === 'DEAD_END' || p.code === 'UNREACHABLE')).toEqual([]);
+  });
+
+  it('reports a quorum larger than the fixed branch count, and a bad concurrency or tolerance', () => {
+    const problems = declare()
+      .node('ask', pass)
+      .node('a', pass, { writes: ['notes'] })
+      .node('agree', pass, { join: quorum(2), tolerate: '150%' })
+      .fanOut('ask', ['a'], 'agree', { concurrency: 0 })
+      .edge('a', 'agree')
+      .edge('agree', END)
+      .entry('ask')
+      .validate();
+    expect(lines(problems)).toEqual([
+      'OPTION_INVALID at agree',
+      'OPTION_INVALID at ask',
+      'QUORUM_TOO_LARGE at agree',
+    ]);
+  });
+
+  it('requires every loop through a fan-out to carry a visit cap', () => {
+    const loop = (visits: number | undefined) =>
+      graph('g', { state: State, reducers: { notes: append } })
+        .node('plan', pass, visits === undefined ? {} : { visits })
+        .node('a', pass, { writes: ['notes'] })
+        .node('merge', pass)
+        .fanOut('plan', ['a'], 'merge')
+        .edge('a', 'merge')
+        .route('merge', (s) => (s.done ? END : 'plan'), ['plan', END])
+        .entry('plan')
+        .validate();
+    expect(lines(loop(undefined))).toEqual(['CYCLE_UNCAPPED at plan']);
+    expect(loop(3)).toEqual([]);
+  });
+
+  it('reports a branch that routes to its own fan-out node as escaping', () => {
+    const problems = graph('g', { state: State, reducers: { notes: append } })
+      .node('plan', pass, { visits: 3 })
+      .node('a', pass, { writes: ['notes'] })
+      .node('merge', pass)
+      .fanOut('plan', ['a'], 'merge')
+      .route('a', (s) => (s.done ? 'merge' : 'plan'), ['merge', 'plan'])
+      .edge('merge', END)
+      .entry('plan')
+      .validate();
+    expect(lines(problems)).toEqual(['BRANCH_ESCAPES at plan']);
+  });
+});
