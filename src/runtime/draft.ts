@@ -22,6 +22,8 @@ export interface Draft {
   readonly graph: CompiledGraph;
   state: Snapshot['state'];
   fanOuts: Record<string, FanOut>;
+  /** Fan-outs already copied in this transition: edited in place from then on (copy on write). */
+  readonly editing: Set<string>;
   pending: Activation[];
   readonly running: boolean;
   enqueue(node: string, parent: string | null, how?: Scheduling): void;

@@ -11,8 +11,12 @@ export interface AttemptInput {
   readonly item: unknown;
   readonly index: number | undefined;
   readonly errors: readonly ErrorValue[];
-  /** Aborted when the run stops (cancel, deadline, failure elsewhere). */
-  readonly signal: AbortSignal;
+  /**
+   * Aborted when the run stops or the activation is cancelled. A function makes the signal lazy:
+   * it is created only if the node reads `ctx.signal` (an AbortController per branch was the
+   * largest cost of a fan-out when eager).
+   */
+  readonly signal: AbortSignal | (() => AbortSignal);
 }
 
 /**
@@ -27,11 +31,13 @@ export function executeAttempt(
 ): Promise<RunEvent> {
   const timeoutMs = node.def.timeoutMs;
   if (timeoutMs === undefined) return invoke(node, activation, input, input.signal);
+  const parent = typeof input.signal === 'function' ? input.signal() : input.signal;
 
   // A controller per attempt only when a timeout needs one: it is the costliest object per step.
   const controller = new AbortController();
-  const forward = () => controller.abort(input.signal.reason);
-  input.signal.addEventListener('abort', forward, { once: true });
+  const forward = () => controller.abort(parent.reason);
+  if (parent.aborted) forward();
+  else parent.addEventListener('abort', forward, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<RunEvent>((resolve) => {
     timer = setTimeout(() => {
@@ -45,7 +51,7 @@ export function executeAttempt(
   });
   return Promise.race([invoke(node, activation, input, controller.signal), expired]).finally(() => {
     clearTimeout(timer);
-    input.signal.removeEventListener('abort', forward);
+    parent.removeEventListener('abort', forward);
   });
 }
 
@@ -53,20 +59,26 @@ async function invoke(
   node: RuntimeNode,
   activation: Activation,
   input: AttemptInput,
-  signal: AbortSignal,
+  signal: AbortSignal | (() => AbortSignal),
 ): Promise<RunEvent> {
-  const ctx: NodeContext = {
+  const base = {
     runId: input.runId,
     activationId: activation.id,
     node: activation.node,
     attempt: activation.attempt,
-    signal,
     errors: input.errors,
     error: activation.error,
     item: input.item,
     index: input.index,
     join: activation.join,
   };
+  const ctx: NodeContext =
+    typeof signal === 'function'
+      ? Object.defineProperty(base as typeof base & { signal: AbortSignal }, 'signal', {
+          get: signal,
+          enumerable: true,
+        })
+      : { ...base, signal };
   try {
     const update = await node.fn(input.state, ctx);
     return { type: 'completed', activation: activation.id, update };

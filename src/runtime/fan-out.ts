@@ -43,6 +43,9 @@ export function openFanOut(d: Draft, def: FanOutDef, from: Activation): void {
     ...(items !== undefined && { items }),
     concurrency: def.concurrency ?? (def.kind === 'map' ? defaultMapConcurrency : entries.length),
     branches: entries.map(() => branch),
+    started: 0,
+    running: 0,
+    failed: 0,
     successes: [],
   };
   d.fanOuts = { ...d.fanOuts, [fanOut.id]: fanOut };
@@ -51,27 +54,49 @@ export function openFanOut(d: Draft, def: FanOutDef, from: Activation): void {
 
 /** Records that a branch reached its join, then settles the barrier if the policy allows. */
 export function branchSucceeded(d: Draft, ref: BranchRef): void {
-  const fanOut = d.fanOuts[ref.fanOut]!;
-  setBranch(d, ref, { status: 'succeeded' });
-  d.fanOuts = {
-    ...d.fanOuts,
-    [ref.fanOut]: { ...d.fanOuts[ref.fanOut]!, successes: [...fanOut.successes, ref.index] },
-  };
+  const fanOut = edit(d, ref.fanOut);
+  fanOut.branches[ref.index] = { ...fanOut.branches[ref.index]!, status: 'succeeded' };
+  fanOut.running--;
+  fanOut.successes.push(ref.index);
   if (!settle(d, ref.fanOut)) startQueued(d, ref.fanOut);
 }
 
 /** Records a branch that failed for good (its error is already in the run's error list). */
 export function branchFailed(d: Draft, ref: BranchRef, error: ErrorValue): void {
-  setBranch(d, ref, { status: 'failed', error });
+  const fanOut = edit(d, ref.fanOut);
+  fanOut.branches[ref.index] = { ...fanOut.branches[ref.index]!, status: 'failed', error };
+  fanOut.running--;
+  fanOut.failed++;
   if (!settle(d, ref.fanOut)) startQueued(d, ref.fanOut);
 }
 
-/** Replaces one branch of an open fan-out (snapshots are immutable: copy the path to it). */
+/** Replaces one branch of an open fan-out. */
 export function setBranch(d: Draft, ref: BranchRef, patch: Partial<Branch>): void {
-  const fanOut = d.fanOuts[ref.fanOut]!;
-  const branches = fanOut.branches.slice();
-  branches[ref.index] = { ...branches[ref.index]!, ...patch };
-  d.fanOuts = { ...d.fanOuts, [ref.fanOut]: { ...fanOut, branches } };
+  const fanOut = edit(d, ref.fanOut);
+  fanOut.branches[ref.index] = { ...fanOut.branches[ref.index]!, ...patch };
+}
+
+type Editable = { -readonly [K in keyof FanOut]: FanOut[K] } & {
+  branches: Branch[];
+  successes: number[];
+};
+
+/**
+ * The fan-out as this transition may change it. The first edit in a transition copies it (the
+ * previous snapshot stays untouched); later edits in the same transition change the copy in
+ * place, so a branch event costs one copy of the branch list, not one per field it touches.
+ */
+function edit(d: Draft, id: string): Editable {
+  if (d.editing.has(id)) return d.fanOuts[id] as Editable;
+  const fanOut = d.fanOuts[id]!;
+  const copy: Editable = {
+    ...fanOut,
+    branches: fanOut.branches.slice(),
+    successes: fanOut.successes.slice(),
+  };
+  d.fanOuts = { ...d.fanOuts, [id]: copy };
+  d.editing.add(id);
+  return copy;
 }
 
 /** What an activation sees: its branch's state and item, or the run's state. */
@@ -97,12 +122,14 @@ export function viewOf(
 function startQueued(d: Draft, id: string): void {
   // Re-read every round: starting a branch can fail it at once (a cap) and settle the fan-out.
   for (;;) {
-    const fanOut = d.fanOuts[id];
-    if (fanOut === undefined || !d.running) return;
-    const running = fanOut.branches.filter((b) => b.status === 'running').length;
-    const index = fanOut.branches.findIndex((b) => b.status === 'queued');
-    if (running >= fanOut.concurrency || index === -1) return;
-    setBranch(d, { fanOut: id, index }, { status: 'running' });
+    const current = d.fanOuts[id];
+    if (current === undefined || !d.running) return;
+    if (current.running >= current.concurrency || current.started >= current.branches.length)
+      return;
+    const fanOut = edit(d, id);
+    const index = fanOut.started++;
+    fanOut.running++;
+    fanOut.branches[index] = { ...fanOut.branches[index]!, status: 'running' };
     d.enqueue(fanOut.entries[index]!, id, { branch: { fanOut: id, index } });
   }
 }
@@ -224,13 +251,15 @@ function failJoin(d: Draft, fanOut: FanOut, join: RuntimeNode, reason: string): 
 
 function cancelOpen(d: Draft, fanOut: FanOut): number[] {
   const cancelled: number[] = [];
-  const current = d.fanOuts[fanOut.id]!;
-  current.branches.forEach((b, index) => {
+  if (fanOut.branches.length - fanOut.started + fanOut.running === 0) return cancelled;
+  const editable = edit(d, fanOut.id);
+  editable.branches.forEach((b, index) => {
     if (b.status === 'queued' || b.status === 'running') {
       cancelled.push(index);
-      setBranch(d, { fanOut: fanOut.id, index }, { status: 'cancelled' });
+      editable.branches[index] = { ...b, status: 'cancelled' };
     }
   });
+  editable.running = 0;
   const doomed = d.pending.filter((a) => a.branch?.fanOut === fanOut.id).map((a) => a.id);
   if (doomed.length > 0) d.abort(doomed);
   return cancelled;

@@ -102,6 +102,7 @@ class Driver {
   #wake: (() => void) | undefined;
   readonly #started = new Map<string, { readonly at: number; readonly activation: Activation }>();
   readonly #branchSignals = new Map<string, AbortController>();
+  readonly #cancelled = new Set<string>();
   readonly #entries: TraceEntry[] = [];
   #stopAsked = false;
 
@@ -160,14 +161,10 @@ class Driver {
   }
 
   #launch(activation: Activation, delayMs: number, snapshot: Snapshot): void {
-    // A branch can be cancelled on its own (a sibling won an `any` join), so it gets its own
-    // controller; everything else shares the run's, which costs nothing per step.
-    let signal = this.#stopped.signal;
-    if (activation.branch !== undefined) {
-      const controller = new AbortController();
-      this.#branchSignals.set(activation.id, controller);
-      signal = controller.signal;
-    }
+    // A branch can be cancelled while the run goes on (a sibling won an `any` join), so it
+    // gets a controller of its own, created only if the node reads ctx.signal.
+    let signal: AbortSignal | (() => AbortSignal) = this.#stopped.signal;
+    if (activation.branch !== undefined) signal = () => this.#branchSignal(activation.id);
     const view = viewOf(snapshot.state, snapshot.fanOuts, activation);
     const input = { runId: snapshot.runId, ...view, errors: snapshot.errors, signal };
     const node = this.#graph.nodes.get(activation.node)!;
@@ -175,9 +172,14 @@ class Driver {
       this.#started.set(activation.id, { at: this.#clock.now(), activation });
       return executeAttempt(node, activation, input);
     };
+    const stopped = this.#stopped.signal;
     const attempt =
       delayMs > 0
-        ? this.#clock.sleep(delayMs, signal).then(() => (signal.aborted ? undefined : start()))
+        ? this.#clock
+            .sleep(delayMs, stopped)
+            .then(() =>
+              stopped.aborted || this.#cancelled.has(activation.id) ? undefined : start(),
+            )
         : start();
     attempt.then((event) => event && this.#push(event));
   }
@@ -185,13 +187,27 @@ class Driver {
   /** Stops activations the run no longer wants; whatever they return later is ignored. */
   #abort(ids: readonly string[]): void {
     for (const id of ids) {
-      this.#branchSignals.get(id)?.abort(new Error('cancelled: its branch is no longer needed'));
+      this.#cancelled.add(id);
+      this.#branchSignals
+        .get(id)
+        ?.abort(new Error('cancelled: the join no longer needs this branch'));
       this.#branchSignals.delete(id);
       const started = this.#started.get(id);
       if (started === undefined) continue;
       this.#started.delete(id);
       this.#appendCancelled(started.activation, started.at);
     }
+  }
+
+  #branchSignal(id: string): AbortSignal {
+    let controller = this.#branchSignals.get(id);
+    if (controller === undefined) {
+      controller = new AbortController();
+      if (this.#stopped.signal.aborted || this.#cancelled.has(id))
+        controller.abort(new Error('the run stopped'));
+      else this.#branchSignals.set(id, controller);
+    }
+    return controller.signal;
   }
 
   #push(event: RunEvent): void {
@@ -212,8 +228,8 @@ class Driver {
     const { activation } = outcome;
     const startedAt = this.#started.get(activation.id)?.at ?? this.#clock.now();
     this.#started.delete(activation.id);
-    if (activation.branch !== undefined && !outcome.retrying)
-      this.#branchSignals.delete(activation.id);
+    // A finished activation's signal must not abort later, when its siblings are cancelled.
+    this.#branchSignals.delete(activation.id);
     const error = outcome.error && {
       code: outcome.error.code,
       class: outcome.error.class,

@@ -61,6 +61,11 @@ export interface FanOut {
   readonly items?: readonly unknown[];
   readonly concurrency: number;
   readonly branches: readonly Branch[];
+  /** Branches started so far; queued branches start in index order, so the next is this index. */
+  readonly started: number;
+  /** Branches running now. */
+  readonly running: number;
+  readonly failed: number;
   /** Indexes of succeeded branches in the order they succeeded (what `any` and `quorum` count). */
   readonly successes: readonly number[];
 }

@@ -98,6 +98,7 @@ class Transition implements Draft {
   state: Snapshot['state'];
   pending: Activation[];
   fanOuts: Record<string, FanOut>;
+  readonly editing = new Set<string>();
   #visits: Snapshot['visits'];
   #steps: number;
   #errors: Snapshot['errors'];
