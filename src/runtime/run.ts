@@ -230,22 +230,7 @@ class Driver {
     this.#started.delete(activation.id);
     // A finished activation's signal must not abort later, when its siblings are cancelled.
     this.#branchSignals.delete(activation.id);
-    const error = outcome.error && {
-      code: outcome.error.code,
-      class: outcome.error.class,
-      message: outcome.error.message,
-    };
-    this.#append({
-      node: activation.node,
-      activation: activation.id,
-      parent: activation.parent,
-      attempt: activation.attempt,
-      startedAt,
-      durationMs: this.#clock.now() - startedAt,
-      status: outcome.status,
-      retried: outcome.retrying,
-      ...(error && { error }),
-    });
+    this.#appendEntry(activation, startedAt, outcome.status, outcome.retrying, outcome.error);
   }
 
   #append(entry: TraceEntry): void {
@@ -262,16 +247,31 @@ class Driver {
   }
 
   #appendCancelled(activation: Activation, startedAt: number): void {
-    this.#append({
+    this.#appendEntry(activation, startedAt, 'cancelled', false, undefined);
+  }
+
+  #appendEntry(
+    activation: Activation,
+    startedAt: number,
+    status: TraceEntry['status'],
+    retried: boolean,
+    error: ErrorValue | undefined,
+  ): void {
+    const entry: TraceEntry = {
       node: activation.node,
       activation: activation.id,
       parent: activation.parent,
       attempt: activation.attempt,
       startedAt,
       durationMs: this.#clock.now() - startedAt,
-      status: 'cancelled',
-      retried: false,
-    });
+      status,
+      retried,
+    };
+    this.#append(
+      error === undefined
+        ? entry
+        : { ...entry, error: { code: error.code, class: error.class, message: error.message } },
+    );
   }
 }
 
