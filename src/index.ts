@@ -36,8 +36,10 @@ export type {
 export { validate } from './graph/validate.js';
 
 export type { Clock } from './runtime/clock.js';
-export type { RunOptions, RunResult } from './runtime/run.js';
+export type { ResumeOptions } from './runtime/resume.js';
+export { resume } from './runtime/resume.js';
 export { defaultMaxSteps, run } from './runtime/run.js';
+export type { RunOptions, RunResult } from './runtime/run-types.js';
 export type {
   Activation,
   Branch,
@@ -45,6 +47,7 @@ export type {
   BranchStatus,
   Command,
   FanOut,
+  GraphStamp,
   Outcome,
   RunEvent,
   RunLimits,
@@ -54,3 +57,20 @@ export type {
 export type { StepResult } from './runtime/step.js';
 export { initialSnapshot, step } from './runtime/step.js';
 export type { Trace, TraceEntry } from './runtime/trace.js';
+
+export { MemoryStore } from './store/memory-store.js';
+export type {
+  Commit,
+  EffectRecord,
+  LoadedRun,
+  MemoRecord,
+  NewRun,
+  RunFilter,
+  RunRecord,
+  RunUsage,
+  Store,
+  StoredEvent,
+  StoredStatus,
+  WaitRecord,
+} from './store/store.js';
+export { storeFormatVersion } from './store/store.js';

@@ -24,6 +24,17 @@ export const errorCodes = [
   // run-level stops
   'RUN_CANCELLED',
   'RUN_TIMEOUT',
+  // stores and resume
+  'RUN_EXISTS',
+  'RUN_NOT_FOUND',
+  'RUN_NOT_RESUMABLE',
+  'STORE_CONFLICT',
+  'STORE_CORRUPT',
+  'GRAPH_MISMATCH',
+  'STATE_VERSION_UNKNOWN',
+  'MIGRATION_FAILED',
+  'WAIT_NOT_FOUND',
+  'WAIT_ALREADY_ANSWERED',
 ] as const;
 
 /** A stable, documented error code. */

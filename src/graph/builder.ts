@@ -35,6 +35,15 @@ export interface GraphOptions<Schema extends z.ZodObject> {
   readonly version?: number;
   /** Per-field reducers; a field without one is replaced by each update. */
   readonly reducers?: { readonly [K in keyof z.output<Schema>]?: Reducer<z.output<Schema>[K]> };
+  /** The state schema's version, recorded in every checkpoint. Default 1. */
+  readonly stateVersion?: number;
+  /**
+   * Upgrades of stored state, keyed by the version they upgrade from: `{ 1: (v1) => v2 }`.
+   * Resuming a checkpoint of an older version runs each step up to `stateVersion`.
+   */
+  readonly migrations?: Readonly<
+    Record<number, (state: Record<string, unknown>) => Record<string, unknown>>
+  >;
 }
 
 /** Options of `.node()`. `W` is inferred from `writes` and narrows what the node may return. */
@@ -272,6 +281,10 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
     return Object.freeze({
       name: def.name,
       version: def.version,
+      stateVersion: this.#options.stateVersion ?? 1,
+      migrations: new Map(
+        Object.entries(this.#options.migrations ?? {}).map(([from, fn]) => [Number(from), fn]),
+      ),
       def,
       hash: structuralHash(def),
       schema: this.#options.state,

@@ -36,6 +36,13 @@ export interface RuntimeNode {
 export interface CompiledGraph<S = Record<string, unknown>, I = S> {
   readonly name: string;
   readonly version: number;
+  /** The state schema's version; checkpoints of older versions are upgraded by `migrations`. */
+  readonly stateVersion: number;
+  /** State upgrades by the version they upgrade from. */
+  readonly migrations: ReadonlyMap<
+    number,
+    (state: Record<string, unknown>) => Record<string, unknown>
+  >;
   readonly def: GraphDef;
   /** sha256 of the declaration's structure; changes when nodes, edges, routes or options do. */
   readonly hash: string;

@@ -1,51 +1,12 @@
-import type { ErrorValue } from '../error/error-value.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import { maxTimerMs } from '../graph/limits.js';
-import { type Clock, newRunId, systemClock } from './clock.js';
-import { executeAttempt } from './execute.js';
-import { viewOf } from './fan-out.js';
+import { newRunId, systemClock } from './clock.js';
+import { Driver } from './driver.js';
 import { deepFreeze } from './freeze.js';
-import type { Activation, Outcome, RunEvent, Snapshot } from './snapshot.js';
-import { initialSnapshot, step } from './step.js';
-import { type Trace, type TraceEntry, traceOf } from './trace.js';
-
-/** Options of {@link run}. */
-export interface RunOptions {
-  /** The run's id; a fresh UUID when absent. */
-  readonly runId?: string;
-  /** Aborting it cancels the run: status `cancelled`, in-flight nodes see their signal abort. */
-  readonly signal?: AbortSignal;
-  /** Time limit for the whole run; passing it ends the run `timed_out`. */
-  readonly timeoutMs?: number;
-  /** Most activations the run may complete. Default 10,000. */
-  readonly maxSteps?: number;
-  readonly clock?: Clock;
-  /** Called as each attempt ends, in order: live progress for a CLI or a log. Must not throw. */
-  readonly onTraceEntry?: (entry: TraceEntry) => void;
-}
-
-interface ResultBase<S> {
-  readonly runId: string;
-  /** The state when the run stopped, deeply frozen. */
-  readonly state: S;
-  readonly trace: Trace;
-  /** Every error value recorded, including those a route handled. */
-  readonly errors: readonly ErrorValue[];
-  /** Completed activations. */
-  readonly steps: number;
-}
-
-/**
- * How a run ended. `failed`, `cancelled` and `timed_out` carry the error that ended it; a
- * `succeeded` run may still list handled errors in `errors`.
- */
-export type RunResult<S = Record<string, unknown>> =
-  | (ResultBase<S> & { readonly status: 'succeeded' | 'waiting' })
-  | (ResultBase<S> & {
-      readonly status: 'failed' | 'cancelled' | 'timed_out';
-      readonly error: ErrorValue;
-    });
+import { Journal } from './journal.js';
+import type { RunOptions, RunResult } from './run-types.js';
+import { initialSnapshot } from './step.js';
 
 /** Default run-level step limit: generous for real graphs, small enough to stop a runaway fast. */
 export const defaultMaxSteps = 10_000;
@@ -82,221 +43,20 @@ export async function run<S, I>(
   }
   checkOptions(options);
   const limits = { maxSteps: options.maxSteps ?? defaultMaxSteps };
-  const snapshot = initialSnapshot(options.runId ?? newRunId(), deepFreeze(parsed.data), limits);
-  return new Driver(graph as CompiledGraph, options).drive(snapshot, {
-    type: 'started',
-  }) as Promise<RunResult<S>>;
+  const g = graph as CompiledGraph;
+  const runId = options.runId ?? newRunId();
+  const snapshot = initialSnapshot(g, runId, deepFreeze(parsed.data), limits);
+  const clock = options.clock ?? systemClock;
+  let journal: Journal | undefined;
+  if (options.store !== undefined) {
+    journal = await Journal.create(options.store, snapshot, clock, options.snapshotEvery);
+  }
+  const driver = new Driver(g, { ...options, ...(journal && { journal }) });
+  return driver.drive(snapshot, [{ type: 'started' }]) as Promise<RunResult<S>>;
 }
 
-/**
- * The effectful shell around `step`: executes the commands it returns, feeds results back as
- * events, keeps the trace, and turns signals and timers into events.
- */
-class Driver {
-  readonly #graph: CompiledGraph;
-  readonly #options: RunOptions;
-  readonly #clock: Clock;
-  // Aborted when the run stops for any reason, so in-flight nodes stop waiting.
-  readonly #stopped = new AbortController();
-  readonly #inbox: RunEvent[] = [];
-  #wake: (() => void) | undefined;
-  readonly #started = new Map<string, { readonly at: number; readonly activation: Activation }>();
-  readonly #branchSignals = new Map<string, AbortController>();
-  readonly #cancelled = new Set<string>();
-  readonly #entries: TraceEntry[] = [];
-  #stopAsked = false;
-
-  constructor(graph: CompiledGraph, options: RunOptions) {
-    this.#graph = graph;
-    this.#options = options;
-    this.#clock = options.clock ?? systemClock;
-  }
-
-  async drive(initial: Snapshot, first: RunEvent): Promise<RunResult> {
-    const cleanup = this.#watch();
-    let snapshot = initial;
-    let event = first;
-    try {
-      for (;;) {
-        const result = step(this.#graph, snapshot, event);
-        snapshot = result.snapshot;
-        if (result.outcome !== undefined) this.#record(result.outcome);
-        for (const command of result.commands) {
-          if (command.type === 'abort') this.#abort(command.activations);
-        }
-        if (snapshot.status !== 'running') break;
-        // A stop already asked for (a signal aborted before the start) wins over new work.
-        if (!this.#stopAsked) {
-          for (const command of result.commands) {
-            if (command.type === 'execute')
-              this.#launch(command.activation, command.delayMs, snapshot);
-          }
-        }
-        event = this.#inbox.shift() ?? (await this.#next());
-      }
-    } finally {
-      cleanup();
-      const reason = new Error('the run stopped');
-      this.#stopped.abort(reason);
-      for (const controller of this.#branchSignals.values()) controller.abort(reason);
-    }
-    this.#recordAbandoned(snapshot);
-    return resultOf(snapshot, traceOf(this.#entries));
-  }
-
-  /** Turns the caller's signal and the run deadline into events; returns the undo. */
-  #watch(): () => void {
-    const { signal, timeoutMs } = this.#options;
-    const onAbort = () => this.#push({ type: 'cancelled', reason: reasonOf(signal?.reason) });
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-    const deadline =
-      timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => this.#push({ type: 'deadline', timeoutMs }), timeoutMs);
-    return () => {
-      signal?.removeEventListener('abort', onAbort);
-      clearTimeout(deadline);
-    };
-  }
-
-  #launch(activation: Activation, delayMs: number, snapshot: Snapshot): void {
-    // A branch can be cancelled while the run goes on (a sibling won an `any` join), so it
-    // gets a controller of its own, created only if the node reads ctx.signal.
-    let signal: AbortSignal | (() => AbortSignal) = this.#stopped.signal;
-    if (activation.branch !== undefined) signal = () => this.#branchSignal(activation.id);
-    const view = viewOf(snapshot.state, snapshot.fanOuts, activation);
-    const input = { runId: snapshot.runId, ...view, errors: snapshot.errors, signal };
-    const node = this.#graph.nodes.get(activation.node)!;
-    const start = () => {
-      this.#started.set(activation.id, { at: this.#clock.now(), activation });
-      return executeAttempt(node, activation, input);
-    };
-    const stopped = this.#stopped.signal;
-    const attempt =
-      delayMs > 0
-        ? this.#clock
-            .sleep(delayMs, stopped)
-            .then(() =>
-              stopped.aborted || this.#cancelled.has(activation.id) ? undefined : start(),
-            )
-        : start();
-    attempt.then((event) => event && this.#push(event));
-  }
-
-  /** Stops activations the run no longer wants; whatever they return later is ignored. */
-  #abort(ids: readonly string[]): void {
-    for (const id of ids) {
-      this.#cancelled.add(id);
-      this.#branchSignals
-        .get(id)
-        ?.abort(new Error('cancelled: the join no longer needs this branch'));
-      this.#branchSignals.delete(id);
-      const started = this.#started.get(id);
-      if (started === undefined) continue;
-      this.#started.delete(id);
-      this.#appendCancelled(started.activation, started.at);
-    }
-  }
-
-  #branchSignal(id: string): AbortSignal {
-    let controller = this.#branchSignals.get(id);
-    if (controller === undefined) {
-      controller = new AbortController();
-      if (this.#stopped.signal.aborted || this.#cancelled.has(id))
-        controller.abort(new Error('the run stopped'));
-      else this.#branchSignals.set(id, controller);
-    }
-    return controller.signal;
-  }
-
-  #push(event: RunEvent): void {
-    if (event.type === 'cancelled' || event.type === 'deadline') this.#stopAsked = true;
-    this.#inbox.push(event);
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
-  }
-
-  #next(): Promise<RunEvent> {
-    return new Promise((resolve) => {
-      this.#wake = () => resolve(this.#inbox.shift()!);
-    });
-  }
-
-  #record(outcome: Outcome): void {
-    const { activation } = outcome;
-    const startedAt = this.#started.get(activation.id)?.at ?? this.#clock.now();
-    this.#started.delete(activation.id);
-    // A finished activation's signal must not abort later, when its siblings are cancelled.
-    this.#branchSignals.delete(activation.id);
-    this.#appendEntry(activation, startedAt, outcome.status, outcome.retrying, outcome.error);
-  }
-
-  #append(entry: TraceEntry): void {
-    this.#entries.push(entry);
-    this.#options.onTraceEntry?.(entry);
-  }
-
-  /** Attempts still in flight when the run stopped: their results will be discarded. */
-  #recordAbandoned(snapshot: Snapshot): void {
-    for (const activation of snapshot.pending) {
-      const started = this.#started.get(activation.id);
-      if (started !== undefined) this.#appendCancelled(activation, started.at);
-    }
-  }
-
-  #appendCancelled(activation: Activation, startedAt: number): void {
-    this.#appendEntry(activation, startedAt, 'cancelled', false, undefined);
-  }
-
-  #appendEntry(
-    activation: Activation,
-    startedAt: number,
-    status: TraceEntry['status'],
-    retried: boolean,
-    error: ErrorValue | undefined,
-  ): void {
-    const entry: TraceEntry = {
-      node: activation.node,
-      activation: activation.id,
-      parent: activation.parent,
-      attempt: activation.attempt,
-      startedAt,
-      durationMs: this.#clock.now() - startedAt,
-      status,
-      retried,
-    };
-    this.#append(
-      error === undefined
-        ? entry
-        : { ...entry, error: { code: error.code, class: error.class, message: error.message } },
-    );
-  }
-}
-
-function resultOf(snapshot: Snapshot, trace: Trace): RunResult {
-  const base = {
-    runId: snapshot.runId,
-    state: snapshot.state,
-    trace,
-    errors: snapshot.errors,
-    steps: snapshot.steps,
-  };
-  switch (snapshot.status) {
-    case 'failed':
-    case 'cancelled':
-    case 'timed_out':
-      return { ...base, status: snapshot.status, error: snapshot.error };
-    case 'succeeded':
-    case 'waiting':
-      return { ...base, status: snapshot.status };
-    case 'running':
-      throw new Error('waymark internal: a run was reported while still running');
-  }
-}
-
-function checkOptions(options: RunOptions): void {
+/** Rejects run options a run cannot honour, before anything is recorded. */
+export function checkOptions(options: RunOptions): void {
   const { timeoutMs, maxSteps } = options;
   const bad = (name: string, value: unknown, rule: string) => {
     throw new WaymarkError(
@@ -313,9 +73,8 @@ function checkOptions(options: RunOptions): void {
   if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps > 0)) {
     bad('maxSteps', maxSteps, 'must be a whole number >= 1');
   }
-}
-
-function reasonOf(reason: unknown): string {
-  if (reason instanceof Error) return reason.message;
-  return reason === undefined ? 'aborted' : String(reason);
+  const every = options.snapshotEvery;
+  if (every !== undefined && !(Number.isInteger(every) && every > 0)) {
+    bad('snapshotEvery', every, 'must be a whole number >= 1');
+  }
 }

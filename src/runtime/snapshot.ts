@@ -76,8 +76,18 @@ export interface RunLimits {
   readonly maxSteps: number;
 }
 
+/** Which graph and state schema a checkpoint was written under. */
+export interface GraphStamp {
+  readonly name: string;
+  /** Structural hash of the graph. */
+  readonly hash: string;
+  readonly version: number;
+  readonly stateVersion: number;
+}
+
 interface SnapshotBase {
   readonly runId: string;
+  readonly graph: GraphStamp;
   /** The business state, deeply frozen. */
   readonly state: Readonly<Record<string, unknown>>;
   /** Activations scheduled and not yet completed, in scheduling order. */
@@ -112,7 +122,16 @@ export type RunEvent =
   | { readonly type: 'completed'; readonly activation: string; readonly update: unknown }
   | { readonly type: 'failed'; readonly activation: string; readonly error: ErrorValue }
   | { readonly type: 'cancelled'; readonly reason: string }
-  | { readonly type: 'deadline'; readonly timeoutMs: number };
+  | { readonly type: 'deadline'; readonly timeoutMs: number }
+  /** A stopped or interrupted run continues: its pending activations run again. */
+  | { readonly type: 'resumed' }
+  /** Stored state was upgraded to the graph's state schema version before resuming. */
+  | {
+      readonly type: 'migrated';
+      readonly from: number;
+      readonly to: number;
+      readonly state: unknown;
+    };
 
 /** Outputs of the transition function: what the shell must do next. */
 export type Command =

@@ -6,6 +6,7 @@ import { applyUpdate } from './apply-update.js';
 import { backoffDelay, defaultRetryOn } from './backoff.js';
 import type { Draft, Scheduling } from './draft.js';
 import { branchFailed, branchSucceeded, openFanOut, setBranch } from './fan-out.js';
+import { deepFreeze } from './freeze.js';
 import type {
   Activation,
   Branch,
@@ -33,6 +34,7 @@ export interface StepResult {
  * let { snapshot, commands } = step(g, initialSnapshot('run-1', state, { maxSteps: 100 }), { type: 'started' });
  */
 export function initialSnapshot(
+  graph: CompiledGraph,
   runId: string,
   state: Readonly<Record<string, unknown>>,
   limits: RunLimits,
@@ -40,6 +42,7 @@ export function initialSnapshot(
   return {
     status: 'running',
     runId,
+    graph: stampOf(graph),
     state,
     pending: [],
     visits: {},
@@ -57,6 +60,12 @@ export function initialSnapshot(
  * result after a timeout, anything after the run stopped) change nothing.
  */
 export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent): StepResult {
+  if (event.type === 'resumed') return resumed(graph, snapshot);
+  if (event.type === 'migrated') {
+    const state = deepFreeze(structuredClone(event.state)) as Snapshot['state'];
+    const stamp = { ...snapshot.graph, stateVersion: event.to };
+    return { snapshot: { ...snapshot, graph: stamp, state }, commands: [] };
+  }
   if (snapshot.status !== 'running') return { snapshot, commands: [] };
   const t = new Transition(graph, snapshot);
   switch (event.type) {
@@ -81,11 +90,51 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
       );
       break;
     default: {
-      const never: never = event;
+      const never: never = event as never;
       throw new Error(`unknown run event ${JSON.stringify(never)}`);
     }
   }
   return t.result();
+}
+
+/** The checkpoint stamp of a graph: name, structural hash, version, state schema version. */
+export function stampOf(graph: CompiledGraph): Snapshot['graph'] {
+  return {
+    name: graph.name,
+    hash: graph.hash,
+    version: graph.version,
+    stateVersion: graph.stateVersion,
+  };
+}
+
+/**
+ * Continues a stopped or interrupted run: the pending activations run again. A failed
+ * activation starts a fresh retry budget (attempt 1); an interrupted one keeps its attempt,
+ * since it never finished. The checkpoint is restamped with the graph it continues under.
+ */
+function resumed(graph: CompiledGraph, snapshot: Snapshot): StepResult {
+  // Nothing to continue (finished, or stopped with nothing pending): resume() refuses these.
+  if (snapshot.status === 'succeeded' || snapshot.pending.length === 0)
+    return { snapshot, commands: [] };
+  const fresh = snapshot.status === 'failed';
+  const pending = fresh ? snapshot.pending.map((a) => ({ ...a, attempt: 1 })) : snapshot.pending;
+  const { runId, state, visits, steps, errors, fanOuts, limits } = snapshot;
+  const next: Snapshot = {
+    status: 'running',
+    runId,
+    graph: stampOf(graph),
+    state,
+    pending,
+    visits,
+    steps,
+    errors,
+    fanOuts,
+    limits,
+  };
+  const commands = pending.map(
+    (activation): Command => ({ type: 'execute', activation, delayMs: 0 }),
+  );
+  return { snapshot: next, commands };
 }
 
 /**
@@ -284,7 +333,7 @@ class Transition implements Draft {
   result(): StepResult {
     if (this.#status === 'running' && this.pending.length === 0) this.#status = 'succeeded';
     const status = this.#status;
-    const { runId, limits } = this.#before;
+    const { runId, limits, graph } = this.#before;
     const [state, pending, fanOuts] = [this.state, this.pending, this.fanOuts];
     const [visits, steps, errors] = [this.#visits, this.#steps, this.#errors];
     // Two literal shapes instead of spreads: this runs once per step and spreads cost ~1 us here.
@@ -293,6 +342,7 @@ class Transition implements Draft {
         ? {
             status,
             runId,
+            graph,
             state,
             pending,
             visits,
@@ -302,7 +352,7 @@ class Transition implements Draft {
             limits,
             error: this.#error!,
           }
-        : { status, runId, state, pending, visits, steps, errors, fanOuts, limits };
+        : { status, runId, graph, state, pending, visits, steps, errors, fanOuts, limits };
     const commands = this.#commands;
     const outcome = this.#outcome;
     return outcome === undefined ? { snapshot, commands } : { snapshot, commands, outcome };

@@ -22,7 +22,7 @@ export interface TraceEntry {
 
 /**
  * What a run did, attempt by attempt. `path` is the visited nodes in order, one per activation
- * (retries of an activation appear once): the path through the graph.
+ * (retries of an activation, before or after a resume, appear once): the path through the graph.
  *
  * @example
  * expect(result.trace.path).toEqual(['plan', 'search', 'verify', 'publish']);
@@ -35,6 +35,13 @@ export interface Trace {
 /** Builds a {@link Trace} from entries in the order they were recorded. */
 export function traceOf(entries: readonly TraceEntry[]): Trace {
   const path: string[] = [];
-  for (const entry of entries) if (entry.attempt === 1) path.push(entry.node);
+  const seen = new Set<string>();
+  // One per activation, not per attempt: a retry, or a resume trying a failed activation again,
+  // is the same step of the path.
+  for (const entry of entries) {
+    if (seen.has(entry.activation)) continue;
+    seen.add(entry.activation);
+    path.push(entry.node);
+  }
   return { entries, path };
 }

@@ -21,7 +21,7 @@ const g = graph('loop', { state: State })
   .entry('plan')
   .compile();
 
-const start = (): Snapshot => initialSnapshot('r', Object.freeze({ n: 0 }), { maxSteps: 100 });
+const start = (): Snapshot => initialSnapshot(g, 'r', Object.freeze({ n: 0 }), { maxSteps: 100 });
 
 describe('the pure transition function', () => {
   it('turns a start into one execute command for the entry, and runs no node body itself', () => {

@@ -1,0 +1,111 @@
+import { WaymarkError } from '../error/waymark-error.js';
+import type { CompiledGraph } from '../graph/compiled.js';
+import { mergeFields } from './apply-update.js';
+import { deepFreeze } from './freeze.js';
+import type { Branch, FanOut, RunEvent, Snapshot } from './snapshot.js';
+import type { TraceEntry } from './trace.js';
+
+// The typed side of persistence: stores hold these JSON strings and never look inside.
+
+const statuses = new Set(['running', 'waiting', 'succeeded', 'failed', 'cancelled', 'timed_out']);
+const eventTypes = new Set([
+  'started',
+  'completed',
+  'failed',
+  'cancelled',
+  'deadline',
+  'resumed',
+  'migrated',
+]);
+
+/**
+ * A snapshot as stored. A branch's state is left out: it is the state at the fan-out (the run's
+ * state, which does not change while the fan-out is open) plus the branch's own updates, so it
+ * is recomputed on load instead of being written once per branch.
+ */
+export function encodeSnapshot(snapshot: Snapshot): string {
+  const fanOuts: Record<string, unknown> = {};
+  for (const [id, fanOut] of Object.entries(snapshot.fanOuts)) {
+    fanOuts[id] = {
+      ...fanOut,
+      branches: fanOut.branches.map(({ state: _state, ...rest }) => rest),
+    };
+  }
+  return JSON.stringify({ ...snapshot, fanOuts });
+}
+
+/**
+ * Reads a stored snapshot back, checking its shape.
+ * @throws WaymarkError `STORE_CORRUPT` naming the run when the text is not a snapshot.
+ */
+export function decodeSnapshot(graph: CompiledGraph, text: string, runId: string): Snapshot {
+  const value = parse(text, runId, 'its snapshot') as Record<string, unknown>;
+  const ok =
+    typeof value === 'object' &&
+    value !== null &&
+    statuses.has(value.status as string) &&
+    value.runId === runId &&
+    isObject(value.graph) &&
+    isObject(value.state) &&
+    Array.isArray(value.pending) &&
+    isObject(value.visits) &&
+    typeof value.steps === 'number' &&
+    Array.isArray(value.errors) &&
+    isObject(value.fanOuts) &&
+    isObject(value.limits);
+  if (!ok) throw corrupt(runId, 'its snapshot does not have the shape of a waymark checkpoint');
+  const state = deepFreeze(value.state) as Snapshot['state'];
+  const fanOuts: Record<string, FanOut> = {};
+  for (const [id, stored] of Object.entries(value.fanOuts as Record<string, FanOut>)) {
+    const branches = stored.branches.map((b): Branch => {
+      let branchState = state;
+      for (const fields of b.updates)
+        branchState = mergeFields(graph, branchState, deepFreeze(fields));
+      return { ...b, state: branchState };
+    });
+    fanOuts[id] = { ...stored, branches };
+  }
+  return { ...(value as unknown as Snapshot), state, fanOuts };
+}
+
+/** An event as stored. */
+export function encodeEvent(event: RunEvent): string {
+  return JSON.stringify(event);
+}
+
+/** @throws WaymarkError `STORE_CORRUPT` when the text is not a run event. */
+export function decodeEvent(text: string, runId: string, seq: number): RunEvent {
+  const value = parse(text, runId, `its event ${seq}`) as { type?: unknown };
+  if (typeof value !== 'object' || value === null || !eventTypes.has(value.type as string)) {
+    throw corrupt(runId, `its event ${seq} is not a run event`);
+  }
+  return value as RunEvent;
+}
+
+/** The trace entries stored with one event. */
+export function decodeTrace(text: string | null, runId: string, seq: number): TraceEntry[] {
+  if (text === null) return [];
+  const value = parse(text, runId, `the trace of event ${seq}`);
+  if (!Array.isArray(value)) throw corrupt(runId, `the trace of event ${seq} is not a list`);
+  return value as TraceEntry[];
+}
+
+function parse(text: string, runId: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    throw corrupt(runId, `${what} is not valid JSON`, cause);
+  }
+}
+
+function corrupt(runId: string, why: string, cause?: unknown): WaymarkError {
+  return new WaymarkError('STORE_CORRUPT', `run "${runId}" cannot be loaded: ${why}`, {
+    retryable: false,
+    details: { runId },
+    ...(cause !== undefined && { cause }),
+  });
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,165 @@
+import { WaymarkError } from '../error/waymark-error.js';
+import type { CompiledGraph } from '../graph/compiled.js';
+import type { Store } from '../store/store.js';
+import { storeFormatVersion } from '../store/store.js';
+import { systemClock } from './clock.js';
+import { decodeEvent, decodeSnapshot, decodeTrace } from './codec.js';
+import { Driver, resultOf } from './driver.js';
+import { Journal } from './journal.js';
+import { checkOptions } from './run.js';
+import type { RunOptions, RunResult } from './run-types.js';
+import type { RunEvent, Snapshot } from './snapshot.js';
+import { step } from './step.js';
+import { type TraceEntry, traceOf } from './trace.js';
+
+/** Options of {@link resume}: those of a run, except what was fixed when it started. */
+export type ResumeOptions = Omit<RunOptions, 'runId' | 'store' | 'maxSteps'>;
+
+/**
+ * Continues a stored run that failed, timed out, or was interrupted mid-flight (its process
+ * died while it was `running`). Completed activations are read back, never run again; only the
+ * pending ones run. A run that already succeeded is returned as it is.
+ * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_NOT_RESUMABLE` (cancelled, or nothing left to run),
+ *   `GRAPH_MISMATCH`, `STATE_VERSION_UNKNOWN`, `MIGRATION_FAILED`, `STORE_CORRUPT`; none of them
+ *   changes anything stored.
+ *
+ * @example
+ * const first = await run(g, input, { store });       // failed at step 5
+ * const second = await resume(store, g, first.runId);  // runs step 5 on, reads 1-4 back
+ */
+export async function resume<S, I>(
+  store: Store,
+  graph: CompiledGraph<S, I>,
+  runId: string,
+  options: ResumeOptions = {},
+): Promise<RunResult<S>> {
+  checkOptions(options);
+  const g = graph as CompiledGraph;
+  const loaded = await store.loadRun(runId);
+  if (loaded === undefined) throw refuse('RUN_NOT_FOUND', `there is no run "${runId}"`);
+  const { run } = loaded;
+  if (run.format > storeFormatVersion) {
+    throw new WaymarkError(
+      'STORE_CORRUPT',
+      `run "${runId}" was written in format ${run.format}, newer than this waymark reads (${storeFormatVersion})`,
+      { retryable: false },
+    );
+  }
+  if (run.graph !== g.name) {
+    throw refuse(
+      'GRAPH_MISMATCH',
+      `run "${runId}" belongs to graph "${run.graph}", not "${g.name}"`,
+    );
+  }
+  let snapshot = decodeSnapshot(g, loaded.snapshot.data, runId);
+  const stamp = snapshot.graph;
+  if (stamp.stateVersion > g.stateVersion) {
+    throw refuse(
+      'STATE_VERSION_UNKNOWN',
+      `run "${runId}" holds state version ${stamp.stateVersion}, newer than this graph's ${g.stateVersion}`,
+    );
+  }
+  const changed = stamp.hash !== g.hash || stamp.stateVersion !== g.stateVersion;
+  // Events after the snapshot are replayed through step(), which re-runs routers and reducers:
+  // under a changed graph the replay could take another path, so it is refused, not guessed.
+  if (changed && loaded.events.length > 0) {
+    throw refuse(
+      'GRAPH_MISMATCH',
+      `run "${runId}" stopped mid-flight under graph ${stamp.hash.slice(0, 12)} (state v${stamp.stateVersion}); resume it with that graph, or rewind it`,
+    );
+  }
+  for (const stored of loaded.events)
+    snapshot = step(g, snapshot, decodeEvent(stored.event, runId, stored.seq)).snapshot;
+
+  const prior = await priorTrace(store, runId);
+  if (snapshot.status === 'succeeded') return resultOf(snapshot, traceOf(prior)) as RunResult<S>;
+  if (snapshot.status === 'cancelled')
+    throw refuse(
+      'RUN_NOT_RESUMABLE',
+      `run "${runId}" was cancelled; a cancelled run stays cancelled`,
+    );
+  if (snapshot.pending.length === 0) {
+    const why = 'error' in snapshot ? `: ${snapshot.error.code} ${snapshot.error.message}` : '';
+    throw refuse('RUN_NOT_RESUMABLE', `run "${runId}" has nothing left to run${why}`);
+  }
+  checkNodesExist(g, snapshot);
+  const first: RunEvent[] = [];
+  if (stamp.stateVersion < g.stateVersion) first.push(migrate(g, snapshot));
+  first.push({ type: 'resumed' });
+
+  const clock = options.clock ?? systemClock;
+  const journal = new Journal(store, runId, run.seq, clock);
+  const driver = new Driver(g, { ...options, journal, priorTrace: prior });
+  return driver.drive(snapshot, first) as Promise<RunResult<S>>;
+}
+
+async function priorTrace(store: Store, runId: string): Promise<TraceEntry[]> {
+  const events = await store.events(runId);
+  return events.flatMap((e) => decodeTrace(e.trace, runId, e.seq));
+}
+
+/** Every node a pending activation or an open fan-out needs must still be in the graph. */
+function checkNodesExist(graph: CompiledGraph, snapshot: Snapshot): void {
+  const needed = new Set(snapshot.pending.map((a) => a.node));
+  for (const fanOut of Object.values(snapshot.fanOuts)) {
+    needed.add(fanOut.join);
+    for (const entry of fanOut.entries) needed.add(entry);
+  }
+  const missing = [...needed].filter((name) => !graph.nodes.has(name));
+  if (missing.length > 0) {
+    throw refuse(
+      'GRAPH_MISMATCH',
+      `run "${snapshot.runId}" is waiting on node(s) ${missing.map((m) => `"${m}"`).join(', ')}, which graph "${graph.name}" no longer has`,
+    );
+  }
+}
+
+/** Runs the declared migrations from the checkpoint's state version up to the graph's. */
+function migrate(graph: CompiledGraph, snapshot: Snapshot): RunEvent {
+  const from = snapshot.graph.stateVersion;
+  if (Object.keys(snapshot.fanOuts).length > 0) {
+    throw refuse(
+      'RUN_NOT_RESUMABLE',
+      `run "${snapshot.runId}" has branches in flight; its state cannot be migrated from v${from} until they join`,
+    );
+  }
+  let state: Record<string, unknown> = structuredClone(snapshot.state) as Record<string, unknown>;
+  for (let version = from; version < graph.stateVersion; version++) {
+    const step = graph.migrations.get(version);
+    if (step === undefined) {
+      throw refuse(
+        'STATE_VERSION_UNKNOWN',
+        `graph "${graph.name}" declares no migration from state version ${version}`,
+      );
+    }
+    try {
+      state = step(state);
+    } catch (cause) {
+      throw refuse(
+        'MIGRATION_FAILED',
+        `the migration from state version ${version} threw: ${cause instanceof Error ? cause.message : String(cause)}`,
+      );
+    }
+  }
+  const parsed = graph.schema.safeParse(state);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw refuse(
+      'MIGRATION_FAILED',
+      `the migrated state does not match state version ${graph.stateVersion}: ${issue?.path.join('.')}: ${issue?.message}`,
+    );
+  }
+  return { type: 'migrated', from, to: graph.stateVersion, state: parsed.data };
+}
+
+function refuse(
+  code:
+    | 'RUN_NOT_FOUND'
+    | 'RUN_NOT_RESUMABLE'
+    | 'GRAPH_MISMATCH'
+    | 'STATE_VERSION_UNKNOWN'
+    | 'MIGRATION_FAILED',
+  message: string,
+) {
+  return new WaymarkError(code, message, { retryable: false });
+}

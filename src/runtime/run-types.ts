@@ -1,0 +1,45 @@
+import type { ErrorValue } from '../error/error-value.js';
+import type { Store } from '../store/store.js';
+import type { Clock } from './clock.js';
+import type { Trace, TraceEntry } from './trace.js';
+
+/** Options of {@link run}. */
+export interface RunOptions {
+  /** The run's id; a fresh UUID when absent. */
+  readonly runId?: string;
+  /** Aborting it cancels the run: status `cancelled`, in-flight nodes see their signal abort. */
+  readonly signal?: AbortSignal;
+  /** Time limit for the whole run; passing it ends the run `timed_out`. */
+  readonly timeoutMs?: number;
+  /** Most activations the run may complete. Default 10,000. */
+  readonly maxSteps?: number;
+  readonly clock?: Clock;
+  /** Called as each attempt ends, in order: live progress for a CLI or a log. Must not throw. */
+  readonly onTraceEntry?: (entry: TraceEntry) => void;
+  /** Where the run is checkpointed as it goes; without one the run lives in memory only. */
+  readonly store?: Store;
+  /** With a store: write a full snapshot every this many events (and whenever the run stops). Default 100. */
+  readonly snapshotEvery?: number;
+}
+
+interface ResultBase<S> {
+  readonly runId: string;
+  /** The state when the run stopped, deeply frozen. */
+  readonly state: S;
+  readonly trace: Trace;
+  /** Every error value recorded, including those a route handled. */
+  readonly errors: readonly ErrorValue[];
+  /** Completed activations. */
+  readonly steps: number;
+}
+
+/**
+ * How a run ended. `failed`, `cancelled` and `timed_out` carry the error that ended it; a
+ * `succeeded` run may still list handled errors in `errors`.
+ */
+export type RunResult<S = Record<string, unknown>> =
+  | (ResultBase<S> & { readonly status: 'succeeded' | 'waiting' })
+  | (ResultBase<S> & {
+      readonly status: 'failed' | 'cancelled' | 'timed_out';
+      readonly error: ErrorValue;
+    });
