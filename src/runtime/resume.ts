@@ -78,14 +78,16 @@ export async function resume<S, I>(
       'RUN_NOT_RESUMABLE',
       `run "${runId}" was cancelled; a cancelled run stays cancelled`,
     );
-  if (snapshot.pending.length === 0) {
+  // Created, but its process died before the start was recorded: start it now.
+  const neverStarted = run.seq === 0 && snapshot.status === 'running';
+  if (snapshot.pending.length === 0 && !neverStarted) {
     const why = 'error' in snapshot ? `: ${snapshot.error.code} ${snapshot.error.message}` : '';
     throw refuse('RUN_NOT_RESUMABLE', `run "${runId}" has nothing left to run${why}`);
   }
   checkNodesExist(g, snapshot);
   const first: RunEvent[] = [];
   if (stamp.stateVersion < g.stateVersion) first.push(migrate(g, snapshot));
-  first.push({ type: 'resumed' });
+  first.push(neverStarted ? { type: 'started' } : { type: 'resumed' });
 
   const clock = options.clock ?? systemClock;
   const journal = new Journal(store, runId, run.seq, clock);

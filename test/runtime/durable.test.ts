@@ -370,3 +370,23 @@ describe('what resume refuses, changing nothing', () => {
     expect(codes.sort()).toEqual(['STORE_CONFLICT', 'ok']);
   });
 });
+
+describe('a run whose process died before its start was recorded', () => {
+  it('is started by resume, its entry running once', async () => {
+    const store = new MemoryStore();
+    let calls = 0;
+    const g = graph('g', { state: z.object({ n: z.number().default(0) }) })
+      .node('a', () => {
+        calls++;
+        return { n: 1 };
+      })
+      .edge('a', END)
+      .entry('a')
+      .compile();
+    await run(g, {}, { store: dyingAt(store, 1), runId: 'r' }).catch(() => undefined);
+    expect((await store.getRun('r'))?.seq).toBe(0);
+    const result = await resume(store, g, 'r');
+    expect(result.status).toBe('succeeded');
+    expect(calls).toBe(1);
+  });
+});
