@@ -1,0 +1,18 @@
+// Which waymark the scenarios measure. By default bench/run.ts compiles src/ with tsc into
+// bench/.dist (what users import from the package) and passes its path in
+// BENCH_WAYMARK_BUILD; without it (a scenario started by hand, or `--source`), src/ runs
+// through tsx, whose esbuild transform adds a `__name()` call to every closure it creates.
+
+import { pathToFileURL } from 'node:url';
+import type * as Waymark from '../../src/index.js';
+
+const build = process.env.BENCH_WAYMARK_BUILD;
+
+export const wm: typeof Waymark = build
+  ? await import(pathToFileURL(build).href)
+  : await import('../../src/index.js');
+
+/** How waymark was loaded, for the report. */
+export const waymarkOrigin = build
+  ? (process.env.BENCH_WAYMARK_ORIGIN ?? 'tsc build of src/')
+  : 'src/ through tsx (esbuild transform)';
