@@ -101,7 +101,7 @@ export class MemoryStore implements Store {
           (filter.graph === undefined || r.graph === filter.graph),
       )
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
-    return filter.limit === undefined ? runs : runs.slice(0, filter.limit);
+    return filter.limit === undefined ? runs : runs.slice(0, Math.max(0, filter.limit));
   }
 
   async events(runId: string, afterSeq = 0): Promise<StoredEvent[]> {

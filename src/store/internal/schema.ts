@@ -1,0 +1,119 @@
+import type Database from 'better-sqlite3';
+import { WaymarkError } from '../../error/waymark-error.js';
+
+// The SQLite schema, as an ordered list of migrations. A database file records every migration
+// applied to it in `schema_version`; opening a file applies the missing ones in one transaction,
+// so an old file is brought forward and a half-migrated file cannot exist. Never edit a
+// migration that has shipped: append a new one.
+//
+// Columns are NOT NULL wherever the contract has no null, so a bad write fails at once instead
+// of surfacing as a corrupt row at the next load. Tables are not STRICT: a damaged value still
+// loads as a row, and the row readers name it (STORE_CORRUPT) instead of SQLite refusing the file.
+const migrations: readonly string[] = [
+  // 1: runs, their history (events, snapshots), effects, waits and memos.
+  `
+  CREATE TABLE runs (
+    id TEXT NOT NULL PRIMARY KEY,
+    graph TEXT NOT NULL,
+    graph_hash TEXT NOT NULL,
+    graph_version INTEGER NOT NULL,
+    state_version INTEGER NOT NULL,
+    format INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    error TEXT
+  );
+  CREATE INDEX runs_newest ON runs (created_at DESC, id DESC);
+  CREATE INDEX runs_by_graph ON runs (graph, created_at DESC, id DESC);
+
+  CREATE TABLE events (
+    run_id TEXT NOT NULL REFERENCES runs (id),
+    seq INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    trace TEXT,
+    PRIMARY KEY (run_id, seq)
+  );
+
+  CREATE TABLE snapshots (
+    run_id TEXT NOT NULL REFERENCES runs (id),
+    seq INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+  );
+
+  CREATE TABLE effects (
+    run_id TEXT NOT NULL REFERENCES runs (id),
+    key TEXT NOT NULL,
+    result TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, key)
+  );
+
+  CREATE TABLE waits (
+    run_id TEXT NOT NULL REFERENCES runs (id),
+    request_id TEXT NOT NULL,
+    node TEXT NOT NULL,
+    activation TEXT NOT NULL,
+    request TEXT NOT NULL,
+    opened_at INTEGER NOT NULL,
+    answer TEXT,
+    answered_by TEXT,
+    answered_at INTEGER,
+    PRIMARY KEY (run_id, request_id)
+  );
+
+  -- A memo outlives its run's purpose (a later run of an edited graph reads it back), so it has
+  -- no foreign key; rowid order is recording order, and the newest match wins.
+  CREATE TABLE memos (
+    graph TEXT NOT NULL,
+    node TEXT NOT NULL,
+    node_version INTEGER NOT NULL,
+    input_hash TEXT NOT NULL,
+    output TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    activation TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );
+  CREATE INDEX memos_by_input ON memos (graph, node, node_version, input_hash);
+  `,
+];
+
+/** The schema version this code writes: the number of migrations. */
+export const schemaVersion = migrations.length;
+
+/**
+ * Brings the database to {@link schemaVersion}, or refuses a file made by a newer waymark.
+ * Runs under BEGIN IMMEDIATE, so two processes opening a new file at once migrate it once.
+ *
+ * @example
+ * migrate(db, Date.now());
+ */
+export function migrate(db: Database.Database, now: number): void {
+  db.transaction(() => {
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)',
+    );
+    const row = db.prepare('SELECT max(version) AS version FROM schema_version').get() as {
+      version: number | null;
+    };
+    const current = row.version ?? 0;
+    if (current > schemaVersion) {
+      throw new WaymarkError(
+        'STORE_CORRUPT',
+        `database schema version ${current} is newer than this waymark (${schemaVersion}): ${db.name}`,
+        {
+          retryable: false,
+          details: { path: db.name, schemaVersion: current, supported: schemaVersion },
+        },
+      );
+    }
+    const record = db.prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)');
+    for (let version = current + 1; version <= schemaVersion; version++) {
+      db.exec(migrations[version - 1]!);
+      record.run(version, now);
+    }
+  }).immediate();
+}

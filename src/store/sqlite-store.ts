@@ -1,0 +1,439 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { WaymarkError } from '../error/waymark-error.js';
+import {
+  corrupt,
+  type Row,
+  readEffect,
+  readEvent,
+  readMemo,
+  readRun,
+  readSnapshot,
+  readWait,
+} from './internal/rows.js';
+import { migrate } from './internal/schema.js';
+import type {
+  Commit,
+  EffectRecord,
+  LoadedRun,
+  MemoRecord,
+  NewRun,
+  RunFilter,
+  RunRecord,
+  RunUsage,
+  Store,
+  StoredEvent,
+  WaitRecord,
+} from './store.js';
+import { storeFormatVersion } from './store.js';
+
+/** Options of a {@link SqliteStore}. */
+export interface SqliteStoreOptions {
+  /**
+   * The database file, created with its directory if missing; relative paths resolve against
+   * `process.cwd()`. Default `.waymark/waymark.db`. `':memory:'` keeps a private database in
+   * this connection only, gone when it closes.
+   */
+  readonly path?: string;
+  /**
+   * When a commit is on disk. `'normal'` (default): a commit survives any crash of the process,
+   * but the last commits before a power loss or an OS crash may be lost. `'full'`: a commit
+   * also survives power loss, at a cost per commit (see docs/stores.md).
+   */
+  readonly synchronous?: 'normal' | 'full';
+}
+
+/** The SQLite settings in force on a store's connection, as SQLite reports them. */
+export interface SqliteSettings {
+  readonly journalMode: string;
+  readonly synchronous: 'off' | 'normal' | 'full' | 'extra';
+}
+
+/** Where a store without a `path` option keeps its file, under `process.cwd()`. */
+export const defaultSqlitePath = '.waymark/waymark.db';
+
+const synchronousNames = ['off', 'normal', 'full', 'extra'] as const;
+
+// Statements are prepared once per connection; every method runs a few of them in one
+// transaction. better-sqlite3 is synchronous, so a transaction never spans an await.
+const statements = {
+  insertRun: `INSERT INTO runs (id, graph, graph_hash, graph_version, state_version, format, status,
+      seq, created_at, updated_at, error)
+    VALUES (@id, @graph, @graphHash, @graphVersion, @stateVersion, @format, @status,
+      0, @createdAt, @createdAt, NULL)
+    ON CONFLICT (id) DO NOTHING`,
+  getRun: 'SELECT * FROM runs WHERE id = ?',
+  // The WHERE on seq is the fence: of two connections committing the same seq, one changes a row.
+  advanceRun: `UPDATE runs SET seq = @seq, status = @status, error = @error, updated_at = @at
+    WHERE id = @runId AND seq = @seq - 1`,
+  insertEvent: 'INSERT INTO events (run_id, seq, at, event, trace) VALUES (?, ?, ?, ?, ?)',
+  insertSnapshot: 'INSERT INTO snapshots (run_id, seq, data) VALUES (?, ?, ?)',
+  latestSnapshot: 'SELECT seq, data FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
+  eventsAfter: 'SELECT seq, at, event, trace FROM events WHERE run_id = ? AND seq > ? ORDER BY seq',
+  listRuns: `SELECT * FROM runs
+    WHERE (@statuses IS NULL OR status IN (SELECT value FROM json_each(@statuses)))
+      AND (@graph IS NULL OR graph = @graph)
+    ORDER BY created_at DESC, id DESC
+    LIMIT @limit`,
+  usage: `SELECT
+      (SELECT count(*) FROM events WHERE run_id = @id) AS events,
+      (SELECT coalesce(sum(octet_length(event) + coalesce(octet_length(trace), 0)), 0)
+        FROM events WHERE run_id = @id) AS eventBytes,
+      (SELECT count(*) FROM snapshots WHERE run_id = @id) AS snapshots,
+      (SELECT coalesce(sum(octet_length(data)), 0) FROM snapshots WHERE run_id = @id) AS snapshotBytes`,
+  insertEffect: `INSERT INTO effects (run_id, key, result, at) VALUES (@runId, @key, @result, @at)
+    ON CONFLICT (run_id, key) DO NOTHING`,
+  getEffect: 'SELECT * FROM effects WHERE run_id = ? AND key = ?',
+  insertWait: `INSERT INTO waits (run_id, request_id, node, activation, request, opened_at, answer,
+      answered_by, answered_at)
+    VALUES (@runId, @requestId, @node, @activation, @request, @openedAt, @answer, @answeredBy,
+      @answeredAt)
+    ON CONFLICT (run_id, request_id) DO NOTHING`,
+  // One conditional UPDATE: of two answers racing, only one finds `answer IS NULL`.
+  answerWait: `UPDATE waits SET answer = @answer, answered_by = @by, answered_at = @at
+    WHERE run_id = @runId AND request_id = @requestId AND answer IS NULL
+    RETURNING *`,
+  getWait: 'SELECT * FROM waits WHERE run_id = ? AND request_id = ?',
+  listWaits: `SELECT * FROM waits
+    WHERE run_id = @runId AND (@open IS NULL OR (answer IS NULL) = @open)
+    ORDER BY opened_at, rowid`,
+  insertMemo: `INSERT INTO memos (graph, node, node_version, input_hash, output, run_id, activation, at)
+    VALUES (@graph, @node, @nodeVersion, @inputHash, @output, @runId, @activation, @at)`,
+  findMemo: `SELECT * FROM memos
+    WHERE graph = ? AND node = ? AND node_version = ? AND input_hash = ?
+    ORDER BY rowid DESC LIMIT 1`,
+  begin: 'BEGIN',
+  // Takes the write lock at once: a read-then-write transaction never has to upgrade its lock.
+  beginWrite: 'BEGIN IMMEDIATE',
+  commit: 'COMMIT',
+  rollback: 'ROLLBACK',
+} as const;
+
+type Statements = { readonly [K in keyof typeof statements]: Database.Statement };
+
+/**
+ * The embedded store: one SQLite file (WAL mode) through better-sqlite3. Runs survive the
+ * process; several processes may share the file, and a commit against a stale sequence number
+ * fails with STORE_CONFLICT whichever connection made it. Import it from `waymark/sqlite`.
+ *
+ * @example
+ * import { SqliteStore } from 'waymark/sqlite';
+ * const store = new SqliteStore(); // .waymark/waymark.db under the current directory
+ * const first = await run(g, input, { store });
+ */
+export class SqliteStore implements Store {
+  /** The absolute path of the database file. */
+  readonly path: string;
+  readonly #db: Database.Database;
+  readonly #sql: Statements;
+
+  /**
+   * Opens (creating if needed) the file and brings its schema up to date.
+   *
+   * @throws WaymarkError `STORE_CORRUPT` if the file is not a SQLite database or its schema is
+   *   newer than this waymark; `OPTIONS_INVALID` for an unknown `synchronous` value.
+   */
+  constructor(options: SqliteStoreOptions = {}) {
+    const synchronous = options.synchronous ?? 'normal';
+    if (synchronous !== 'normal' && synchronous !== 'full') {
+      throw new WaymarkError(
+        'OPTIONS_INVALID',
+        `synchronous must be 'normal' or 'full', not ${JSON.stringify(synchronous)}`,
+        { retryable: false },
+      );
+    }
+    const path = options.path ?? defaultSqlitePath;
+    this.path = path === ':memory:' ? path : resolve(path);
+    if (this.path !== ':memory:') mkdirSync(dirname(this.path), { recursive: true });
+    const db = new Database(this.path);
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+      db.pragma('foreign_keys = ON');
+      migrate(db, Date.now());
+      this.#sql = Object.fromEntries(
+        Object.entries(statements).map(([name, sql]) => [name, db.prepare(sql)]),
+      ) as unknown as Statements;
+    } catch (error) {
+      db.close();
+      throw unreadableFile(this.path, error);
+    }
+    this.#db = db;
+  }
+
+  /**
+   * The journal mode and synchronous level SQLite reports for this connection.
+   *
+   * @example
+   * new SqliteStore({ synchronous: 'full' }).settings(); // { journalMode: 'wal', synchronous: 'full' }
+   */
+  settings(): SqliteSettings {
+    const level = this.#db.pragma('synchronous', { simple: true }) as number;
+    return {
+      journalMode: String(this.#db.pragma('journal_mode', { simple: true })),
+      synchronous: synchronousNames[level] ?? 'off',
+    };
+  }
+
+  async createRun(run: NewRun): Promise<void> {
+    this.#write(() => {
+      const inserted = this.#sql.insertRun.run({
+        id: run.id,
+        graph: run.graph,
+        graphHash: run.graphHash,
+        graphVersion: run.graphVersion,
+        stateVersion: run.stateVersion,
+        format: storeFormatVersion,
+        status: run.status,
+        createdAt: run.createdAt,
+      });
+      if (inserted.changes === 0) {
+        throw new WaymarkError('RUN_EXISTS', `run "${run.id}" exists already`, {
+          retryable: false,
+        });
+      }
+      this.#sql.insertSnapshot.run(run.id, 0, run.snapshot);
+    });
+  }
+
+  async commit(runId: string, commit: Commit): Promise<void> {
+    this.#write(() => {
+      const run = this.#existing(runId);
+      const advanced =
+        commit.seq === run.seq + 1 &&
+        this.#sql.advanceRun.run({
+          runId,
+          seq: commit.seq,
+          status: commit.status,
+          error: commit.error,
+          at: commit.at,
+        }).changes === 1;
+      if (!advanced) throw conflict(runId, run.seq, commit.seq);
+      try {
+        this.#sql.insertEvent.run(runId, commit.seq, commit.at, commit.event, commit.trace);
+        if (commit.snapshot !== null)
+          this.#sql.insertSnapshot.run(runId, commit.seq, commit.snapshot);
+      } catch (error) {
+        // Rows past the run's seq can only come from damage: say so rather than leak SQLite's words.
+        if ((error as { code?: unknown }).code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') throw error;
+        throw corrupt(runId, `it already has rows at seq ${commit.seq}, past its seq ${run.seq}`, {
+          key: commit.seq,
+        });
+      }
+    });
+  }
+
+  async loadRun(runId: string): Promise<LoadedRun | undefined> {
+    return this.#read(() => {
+      const run = this.#run(runId);
+      if (run === undefined) return undefined;
+      if (run.format > storeFormatVersion) {
+        throw corrupt(
+          runId,
+          `it was written in store format ${run.format}, newer than this waymark reads (${storeFormatVersion})`,
+          { table: 'runs', column: 'format' },
+        );
+      }
+      const row = this.#sql.latestSnapshot.get(runId) as Row | undefined;
+      if (row === undefined) throw corrupt(runId, 'it has no snapshot', { table: 'snapshots' });
+      const snapshot = readSnapshot(row, runId);
+      if (snapshot.seq > run.seq) {
+        throw corrupt(
+          runId,
+          `its snapshot at seq ${snapshot.seq} is past the run's seq ${run.seq}`,
+          { table: 'snapshots', key: snapshot.seq },
+        );
+      }
+      return { run, snapshot, events: this.#eventsAfter(run, snapshot.seq) };
+    });
+  }
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    return this.#run(runId);
+  }
+
+  async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
+    const rows = this.#sql.listRuns.all({
+      statuses: filter.status === undefined ? null : JSON.stringify([filter.status].flat()),
+      graph: filter.graph ?? null,
+      // SQLite reads a negative LIMIT as "no limit".
+      limit: filter.limit === undefined ? -1 : Math.max(0, Math.trunc(filter.limit)),
+    }) as Row[];
+    return rows.map((row) => readRun(row, String(row.id)));
+  }
+
+  async events(runId: string, afterSeq = 0): Promise<StoredEvent[]> {
+    return this.#read(() => this.#eventsAfter(this.#existing(runId), afterSeq));
+  }
+
+  async usage(runId: string): Promise<RunUsage> {
+    return this.#read(() => {
+      this.#existing(runId);
+      return { ...(this.#sql.usage.get({ id: runId }) as RunUsage) };
+    });
+  }
+
+  async recordEffect(effect: EffectRecord): Promise<EffectRecord> {
+    return this.#write(() => {
+      this.#existing(effect.runId);
+      this.#sql.insertEffect.run({ ...effect });
+      return readEffect(this.#sql.getEffect.get(effect.runId, effect.key) as Row, effect.runId);
+    });
+  }
+
+  async getEffect(runId: string, key: string): Promise<EffectRecord | undefined> {
+    return this.#read(() => {
+      const row = this.#sql.getEffect.get(runId, key) as Row | undefined;
+      if (row !== undefined) return readEffect(row, runId);
+      this.#existing(runId);
+      return undefined;
+    });
+  }
+
+  async openWait(wait: WaitRecord): Promise<void> {
+    this.#write(() => {
+      this.#existing(wait.runId);
+      // Opening the same request again (a replayed step) keeps the first record and its answer.
+      this.#sql.insertWait.run({ ...wait });
+    });
+  }
+
+  async answerWait(
+    runId: string,
+    requestId: string,
+    answer: string,
+    by: string,
+    at: number,
+  ): Promise<WaitRecord> {
+    return this.#write(() => {
+      const row = this.#sql.answerWait.get({ runId, requestId, answer, by, at }) as Row | undefined;
+      if (row !== undefined) return readWait(row, runId);
+      this.#existing(runId);
+      const wait = this.#sql.getWait.get(runId, requestId) as Row | undefined;
+      if (wait === undefined) {
+        throw new WaymarkError('WAIT_NOT_FOUND', `run "${runId}" has no wait "${requestId}"`, {
+          retryable: false,
+        });
+      }
+      throw new WaymarkError(
+        'WAIT_ALREADY_ANSWERED',
+        `wait "${requestId}" of run "${runId}" was answered by ${readWait(wait, runId).answeredBy} already`,
+        { retryable: false },
+      );
+    });
+  }
+
+  async listWaits(runId: string, options: { readonly open?: boolean } = {}): Promise<WaitRecord[]> {
+    return this.#read(() => {
+      const open = options.open === undefined ? null : Number(options.open);
+      const rows = this.#sql.listWaits.all({ runId, open }) as Row[];
+      if (rows.length === 0) this.#existing(runId);
+      return rows.map((row) => readWait(row, runId));
+    });
+  }
+
+  async putMemo(memo: MemoRecord): Promise<void> {
+    this.#sql.insertMemo.run({ ...memo });
+  }
+
+  async findMemo(
+    graph: string,
+    node: string,
+    nodeVersion: number,
+    inputHash: string,
+  ): Promise<MemoRecord | undefined> {
+    const row = this.#sql.findMemo.get(graph, node, nodeVersion, inputHash) as Row | undefined;
+    return row === undefined ? undefined : readMemo(row);
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.open) this.#db.close();
+  }
+
+  /** Runs `fn` in a write transaction (BEGIN IMMEDIATE); an exception rolls everything back. */
+  #write<T>(fn: () => T): T {
+    return this.#transaction(this.#sql.beginWrite, fn);
+  }
+
+  /** Runs `fn` in a read transaction: every statement sees the same committed state. */
+  #read<T>(fn: () => T): T {
+    return this.#transaction(this.#sql.begin, fn);
+  }
+
+  #transaction<T>(begin: Database.Statement, fn: () => T): T {
+    begin.run();
+    try {
+      const result = fn();
+      this.#sql.commit.run();
+      return result;
+    } catch (error) {
+      // SQLite may have rolled back already (SQLITE_FULL, SQLITE_IOERR); then there is nothing to undo.
+      if (this.#db.inTransaction) this.#sql.rollback.run();
+      throw error;
+    }
+  }
+
+  #run(runId: string): RunRecord | undefined {
+    const row = this.#sql.getRun.get(runId) as Row | undefined;
+    return row === undefined ? undefined : readRun(row, runId);
+  }
+
+  #existing(runId: string): RunRecord {
+    const run = this.#run(runId);
+    if (run === undefined) throw runNotFound(runId);
+    return run;
+  }
+
+  /** The events after `afterSeq`, checked to run without a gap up to the run's own seq. */
+  #eventsAfter(run: RunRecord, afterSeq: number): StoredEvent[] {
+    const events = (this.#sql.eventsAfter.all(run.id, afterSeq) as Row[]).map((row) =>
+      readEvent(row, run.id),
+    );
+    let expected = Math.floor(Math.max(0, afterSeq)) + 1;
+    for (const event of events) {
+      if (event.seq !== expected || event.seq > run.seq) {
+        const why =
+          event.seq > run.seq
+            ? `its event at seq ${event.seq} is past the run's seq ${run.seq}`
+            : `its events jump from seq ${expected - 1} to seq ${event.seq}`;
+        throw corrupt(run.id, why, { table: 'events', key: event.seq });
+      }
+      expected++;
+    }
+    if (expected <= run.seq) {
+      throw corrupt(
+        run.id,
+        `its events end at seq ${expected - 1}, but the run is at seq ${run.seq}`,
+        {
+          table: 'events',
+          key: expected,
+        },
+      );
+    }
+    return events;
+  }
+}
+
+function runNotFound(runId: string): WaymarkError {
+  return new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
+}
+
+function conflict(runId: string, current: unknown, attempted: number): WaymarkError {
+  return new WaymarkError(
+    'STORE_CONFLICT',
+    `run "${runId}" is at sequence ${current}; a commit for ${attempted} is stale or out of order`,
+    { details: { runId, current, attempted } },
+  );
+}
+
+/** A file SQLite cannot open as a database is reported as corrupt; other errors pass through. */
+function unreadableFile(path: string, error: unknown): unknown {
+  const code = (error as { code?: unknown }).code;
+  if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') return error;
+  return new WaymarkError('STORE_CORRUPT', `${path} is not a waymark database`, {
+    retryable: false,
+    details: { path },
+    cause: error,
+  });
+}

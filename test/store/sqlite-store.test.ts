@@ -1,0 +1,353 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/sqlite.js';
+import { schemaVersion } from '../../src/store/internal/schema.js';
+import { commitSteps, newRun, step, storeConformance } from './conformance.js';
+
+interface Racer {
+  /** Settles once the racer has opened its store. */
+  readonly ready: Promise<void>;
+  go(): void;
+  readonly result: Promise<{ name: string; won: number[] }>;
+}
+
+/** Starts test/store/fixtures/commit-racer.ts in its own process. */
+function startRacer(path: string, runId: string, target: number, name: string): Racer {
+  const script = fileURLToPath(new URL('./fixtures/commit-racer.ts', import.meta.url));
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', script, path, runId, `${target}`, name],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
+  let out = '';
+  let announce: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    announce = resolve;
+  });
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+    if (out.startsWith('ready\n')) announce();
+  });
+  const result = new Promise<{ name: string; won: number[] }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`racer ${name} exited with ${code}: ${out}`));
+      else resolve(JSON.parse(out.slice('ready\n'.length)));
+    });
+  });
+  return {
+    ready: Promise.race([ready, result.then(() => {})]),
+    go: () => child.stdin.end('go\n'),
+    result,
+  };
+}
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'waymark-sqlite-'));
+}
+
+storeConformance('SqliteStore', async () => {
+  const dir = tempDir();
+  const store = new SqliteStore({ path: join(dir, 'waymark.db') });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('SqliteStore on a file', () => {
+  let dir: string;
+  let path: string;
+  const opened: { close(): unknown }[] = [];
+
+  /** A store on this test's file; closed after the test. */
+  function open(options: { synchronous?: 'normal' | 'full' } = {}): SqliteStore {
+    const store = new SqliteStore({ path, ...options });
+    opened.push(store);
+    return store;
+  }
+
+  /** A raw connection to the same file, to look at or damage what the store wrote. */
+  function raw(): Database.Database {
+    const db = new Database(path);
+    opened.push(db);
+    return db;
+  }
+
+  beforeEach(() => {
+    dir = tempDir();
+    path = join(dir, 'runs', 'waymark.db');
+  });
+  afterEach(async () => {
+    for (const handle of opened.splice(0).reverse()) await handle.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe('concurrency between connections', () => {
+    it('two stores on one file committing the same seq: one succeeds, the other gets STORE_CONFLICT', async () => {
+      const first = open();
+      const second = open();
+      await first.createRun(newRun('r1'));
+      expect((await second.getRun('r1'))?.seq).toBe(0);
+
+      await first.commit('r1', step(1, { event: '"first"' }));
+      await expect(second.commit('r1', step(1, { event: '"second"' }))).rejects.toMatchObject({
+        code: 'STORE_CONFLICT',
+        details: { current: 1, attempted: 1 },
+      });
+      expect((await first.events('r1')).map((e) => e.event)).toEqual(['"first"']);
+    });
+
+    it('processes racing to commit one run each store a different seq, and history has no gaps', async () => {
+      const store = open();
+      await store.createRun(newRun('r1'));
+      const target = 300;
+      const racers = ['a', 'b', 'c'].map((name) => startRacer(path, 'r1', target, name));
+      await Promise.all(racers.map((r) => r.ready));
+      for (const r of racers) r.go();
+      const results = await Promise.all(racers.map((r) => r.result));
+
+      const won = results.flatMap((r) => r.won).sort((x, y) => x - y);
+      expect(won).toEqual(Array.from({ length: target }, (_, i) => i + 1));
+      const events = await store.events('r1');
+      expect(events.map((e) => e.seq)).toEqual(won);
+      for (const { name, won: seqs } of results) {
+        const mine = events.filter((e) => (JSON.parse(e.event) as { by: string }).by === name);
+        expect(mine.map((e) => e.seq)).toEqual(seqs);
+      }
+    }, 60_000);
+  });
+
+  describe('atomic writes', () => {
+    it('a commit that fails halfway leaves nothing of it behind', async () => {
+      const store = open();
+      await store.createRun(newRun('r1'));
+      // The run row is updated before the event row is inserted; the NOT NULL on the event fails.
+      const broken = step(1, { event: null as unknown as string, status: 'failed' });
+      await expect(store.commit('r1', broken)).rejects.toThrow(/NOT NULL/);
+      expect(await store.getRun('r1')).toMatchObject({ seq: 0, status: 'running' });
+      await store.commit('r1', step(1));
+      expect((await store.events('r1')).map((e) => e.seq)).toEqual([1]);
+    });
+
+    it('a run whose first snapshot cannot be written is not created', async () => {
+      const store = open();
+      await expect(
+        store.createRun(newRun('r1', { snapshot: null as unknown as string })),
+      ).rejects.toThrow(/NOT NULL/);
+      expect(await store.getRun('r1')).toBeUndefined();
+    });
+  });
+
+  describe('corrupt rows', () => {
+    let store: SqliteStore;
+
+    beforeEach(async () => {
+      store = open();
+      for (const id of ['bad', 'good']) {
+        await store.createRun(newRun(id));
+        await commitSteps(store, id, 1, 4, [2]);
+      }
+    });
+
+    async function expectOnlyBadCorrupt(pattern: RegExp): Promise<void> {
+      await expect(store.loadRun('bad')).rejects.toMatchObject({
+        code: 'STORE_CORRUPT',
+        message: expect.stringMatching(pattern),
+        details: expect.objectContaining({ runId: 'bad' }),
+      });
+      const good = await store.loadRun('good');
+      expect(good?.snapshot.seq).toBe(2);
+      expect(good?.events.map((e) => e.seq)).toEqual([3, 4]);
+    }
+
+    it('a snapshot whose data is not text fails that run with STORE_CORRUPT; other runs load', async () => {
+      raw().prepare("UPDATE snapshots SET data = x'00ff' WHERE run_id = 'bad' AND seq = 2").run();
+      await expectOnlyBadCorrupt(/run "bad".*snapshots row at seq 2 .*column data, expected text/);
+    });
+
+    it('an event with garbage in a column fails that run with STORE_CORRUPT; other runs load', async () => {
+      raw().prepare("UPDATE events SET at = 'yesterday' WHERE run_id = 'bad' AND seq = 3").run();
+      await expectOnlyBadCorrupt(/run "bad".*events row at seq 3 .*column at/);
+      await expect(store.events('bad')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+      expect(await store.events('good')).toHaveLength(4);
+    });
+
+    it('a missing event (a gap in the seqs) fails that run with STORE_CORRUPT; other runs load', async () => {
+      raw().prepare("DELETE FROM events WHERE run_id = 'bad' AND seq = 3").run();
+      await expectOnlyBadCorrupt(/run "bad".*events jump from seq 2 to seq 4/);
+    });
+
+    it('events missing at the end of a run fail that run with STORE_CORRUPT', async () => {
+      raw().prepare("DELETE FROM events WHERE run_id = 'bad' AND seq = 4").run();
+      await expectOnlyBadCorrupt(/run "bad".*events end at seq 3, but the run is at seq 4/);
+    });
+
+    it('a run with no snapshot at all fails with STORE_CORRUPT', async () => {
+      raw().prepare("DELETE FROM snapshots WHERE run_id = 'bad'").run();
+      await expectOnlyBadCorrupt(/run "bad".*no snapshot/);
+    });
+
+    it('a run row with an unknown status fails that run with STORE_CORRUPT, in get and load alike', async () => {
+      raw().prepare("UPDATE runs SET status = 'sleeping' WHERE id = 'bad'").run();
+      await expectOnlyBadCorrupt(/run "bad".*runs row .*"sleeping" in column status/);
+      await expect(store.getRun('bad')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+      await expect(store.commit('bad', step(5))).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    });
+
+    it('a run written in a newer store format is listed but refuses to load', async () => {
+      raw().prepare("UPDATE runs SET format = 99 WHERE id = 'bad'").run();
+      await expectOnlyBadCorrupt(/run "bad".*store format 99, newer than this waymark reads \(1\)/);
+      expect((await store.getRun('bad'))?.format).toBe(99);
+      expect((await store.listRuns()).map((r) => r.id).sort()).toEqual(['bad', 'good']);
+    });
+
+    it('a stray event past the run seq makes the next commit fail with STORE_CORRUPT, writing nothing', async () => {
+      raw().prepare("INSERT INTO events (run_id, seq, at, event) VALUES ('bad', 5, 0, '{}')").run();
+      await expect(store.commit('bad', step(5))).rejects.toMatchObject({
+        code: 'STORE_CORRUPT',
+        message: expect.stringMatching(/run "bad".*already has rows at seq 5, past its seq 4/),
+      });
+      expect((await store.getRun('bad'))?.seq).toBe(4);
+      await store.commit('good', step(5));
+    });
+
+    it('the corrupt run can still be inspected by its usage, and the good run still commits', async () => {
+      raw().prepare("UPDATE snapshots SET data = x'00ff' WHERE run_id = 'bad' AND seq = 2").run();
+      expect((await store.usage('bad')).snapshots).toBe(2);
+      await store.commit('good', step(5, { status: 'succeeded', snapshot: '{}' }));
+      expect((await store.loadRun('good'))?.run.status).toBe('succeeded');
+    });
+  });
+
+  describe('durability and the file', () => {
+    it('reopening the file keeps every run, event, snapshot, effect, wait and memo', async () => {
+      const first = open();
+      await first.createRun(newRun('r1'));
+      await commitSteps(first, 'r1', 1, 5, [4]);
+      await first.recordEffect({ runId: 'r1', key: 'k', result: '"sent"', at: 9 });
+      await first.openWait({
+        runId: 'r1',
+        requestId: 'q1',
+        node: 'approve',
+        activation: 'approve:1',
+        request: '{}',
+        openedAt: 10,
+        answer: null,
+        answeredBy: null,
+        answeredAt: null,
+      });
+      await first.answerWait('r1', 'q1', '"yes"', 'ana', 11);
+      await first.putMemo({
+        graph: 'claims',
+        node: 'search',
+        nodeVersion: 1,
+        inputHash: 'h',
+        output: '"out"',
+        runId: 'r1',
+        activation: 'search:1',
+        at: 12,
+      });
+      const before = {
+        loaded: await first.loadRun('r1'),
+        events: await first.events('r1'),
+        usage: await first.usage('r1'),
+        waits: await first.listWaits('r1'),
+      };
+      await first.close();
+
+      const again = open();
+      expect(await again.loadRun('r1')).toEqual(before.loaded);
+      expect(await again.events('r1')).toEqual(before.events);
+      expect(await again.usage('r1')).toEqual(before.usage);
+      expect(await again.listWaits('r1')).toEqual(before.waits);
+      expect(await again.getEffect('r1', 'k')).toMatchObject({ result: '"sent"' });
+      expect(await again.findMemo('claims', 'search', 1, 'h')).toMatchObject({ output: '"out"' });
+      await again.commit('r1', step(6));
+      expect((await again.getRun('r1'))?.seq).toBe(6);
+    });
+
+    it('records the schema version in a table, once, and reopening does not migrate again', async () => {
+      await open().close();
+      await open().close();
+      const rows = raw().prepare('SELECT version FROM schema_version').all();
+      expect(rows).toEqual([{ version: schemaVersion }]);
+    });
+
+    it('refuses a file whose schema version is newer than this waymark, and leaves it untouched', async () => {
+      await open().close();
+      raw()
+        .prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, 0)')
+        .run(schemaVersion + 1);
+      expect(() => open()).toThrow(
+        expect.objectContaining({
+          code: 'STORE_CORRUPT',
+          message: expect.stringContaining(
+            `database schema version ${schemaVersion + 1} is newer than this waymark (${schemaVersion})`,
+          ),
+        }),
+      );
+      expect(raw().prepare('SELECT max(version) AS v FROM schema_version').get()).toEqual({
+        v: schemaVersion + 1,
+      });
+    });
+
+    it('refuses a file that is not a SQLite database with STORE_CORRUPT', () => {
+      rmSync(dir, { recursive: true, force: true });
+      dir = tempDir();
+      path = join(dir, 'notes.db');
+      writeFileSync(path, 'these are not the rows you are looking for\n'.repeat(100));
+      expect(() => open()).toThrow(expect.objectContaining({ code: 'STORE_CORRUPT' }));
+    });
+
+    it('uses WAL with synchronous NORMAL by default, and FULL when asked', () => {
+      expect(open().settings()).toEqual({ journalMode: 'wal', synchronous: 'normal' });
+      expect(open({ synchronous: 'full' }).settings()).toEqual({
+        journalMode: 'wal',
+        synchronous: 'full',
+      });
+      expect(raw().pragma('journal_mode', { simple: true })).toBe('wal');
+    });
+
+    it('rejects an unknown synchronous level with OPTIONS_INVALID', () => {
+      expect(() => open({ synchronous: 'off' as 'full' })).toThrow(
+        expect.objectContaining({ code: 'OPTIONS_INVALID' }),
+      );
+    });
+
+    it("with path ':memory:', keeps a private database and writes no file", async () => {
+      const store = new SqliteStore({ path: ':memory:' });
+      opened.push(store);
+      await store.createRun(newRun('r1'));
+      await store.commit('r1', step(1));
+      expect((await store.loadRun('r1'))?.events).toHaveLength(1);
+      expect(existsSync(join(process.cwd(), ':memory:'))).toBe(false);
+    });
+
+    it('without a path, keeps its file at .waymark/waymark.db under the current directory', async () => {
+      const cwd = process.cwd();
+      process.chdir(dir);
+      let store: SqliteStore;
+      try {
+        store = new SqliteStore(); // resolves its path now, so cwd can be restored at once
+      } finally {
+        process.chdir(cwd);
+      }
+      opened.push(store);
+      const expected = join(realpathSync(dir), '.waymark', 'waymark.db');
+      expect(store.path).toBe(expected);
+      await store.createRun(newRun('r1'));
+      expect(existsSync(expected)).toBe(true);
+    });
+  });
+});
