@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { WaymarkError } from '../error/waymark-error.js';
-import type { CompiledGraph, RuntimeNode } from './compiled.js';
+import type { CompiledGraph } from './compiled.js';
 import { type Diagnostic, formatDiagnostics } from './diagnostic.js';
-import { END, type End } from './end.js';
+import type { End } from './end.js';
 import { structuralHash } from './hash.js';
 import type { JoinPolicyInput } from './join.js';
-import { kindTraits, type NodeKind } from './kinds.js';
+import type { NodeKind } from './kinds.js';
 import type { Reducer } from './reducers.js';
+import { runtimeNodes } from './runtime-nodes.js';
 import type {
   EdgeDef,
   FanOutDef,
@@ -20,7 +21,7 @@ import type {
   RouterFn,
   Tolerance,
 } from './types.js';
-import { validate } from './validate.js';
+import { analyze, validate } from './validate.js';
 
 type Field<S> = keyof S & string;
 /** Fields whose value is a list: what a map fan-out can iterate. */
@@ -124,23 +125,24 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
     fn: NodeFn<S, Partial<Pick<S, NoInfer<W>>>>,
     options: NodeOptions<S, W> = {},
   ): GraphBuilder<S, N | K, I> {
-    // Key order is fixed here so the structural hash does not depend on how options were written.
-    const def: NodeDef = {
+    // Key order is fixed here so the structural hash does not depend on how options were written;
+    // plain assignments, not conditional spreads, since a 10,000-node declaration calls this a lot.
+    const def: { -readonly [K in keyof NodeDef]: NodeDef[K] } = {
       name,
       kind: options.kind ?? 'code',
       version: options.version ?? 1,
-      ...(options.visits !== undefined && { visits: options.visits }),
-      ...(options.retry !== undefined && { retry: copyRetry(options.retry) }),
-      ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
-      ...(options.onError !== undefined && { onError: options.onError }),
-      ...(options.reads !== undefined && { reads: copyList(options.reads) }),
-      ...(options.writes !== undefined && { writes: copyList(options.writes) }),
-      ...(options.terminal !== undefined && { terminal: options.terminal }),
-      // `tolerate` alone makes an all() join: it only means something on a join.
-      ...((options.join !== undefined || options.tolerate !== undefined) && {
-        join: joinDef(options.join ?? { kind: 'all' }, options.tolerate),
-      }),
     };
+    if (options.visits !== undefined) def.visits = options.visits;
+    if (options.retry !== undefined) def.retry = copyRetry(options.retry);
+    if (options.timeoutMs !== undefined) def.timeoutMs = options.timeoutMs;
+    if (options.onError !== undefined) def.onError = options.onError;
+    if (options.reads !== undefined) def.reads = copyList(options.reads);
+    if (options.writes !== undefined) def.writes = copyList(options.writes);
+    if (options.terminal !== undefined) def.terminal = options.terminal;
+    // `tolerate` alone makes an all() join: it only means something on a join.
+    if (options.join !== undefined || options.tolerate !== undefined) {
+      def.join = joinDef(options.join ?? { kind: 'all' }, options.tolerate);
+    }
     if (options.join?.kind === 'best' && !this.#scores.has(name))
       this.#scores.set(name, options.join.score);
     this.#nodes.push(def);
@@ -244,7 +246,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
    */
   compile(): CompiledGraph<S, I> {
     const def = this.toDef();
-    const diagnostics = validate(def);
+    const { diagnostics, repeatable } = analyze(def, true);
     if (diagnostics.length > 0) {
       throw new WaymarkError(
         'GRAPH_INVALID',
@@ -252,33 +254,23 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
         { details: diagnostics, retryable: false },
       );
     }
-    const nodes = new Map<string, RuntimeNode>();
-    const next = new Map(def.edges.map((e) => [e.from, e.to]));
-    const routes = new Map(def.routes.map((r) => [r.from, new Set(r.targets)]));
-    const fanOuts = new Map(def.fanOuts.map((f) => [f.from, f]));
-    for (const node of def.nodes) {
-      const router = this.#routers.get(node.name);
-      nodes.set(node.name, {
-        def: node,
-        fn: this.#fns.get(node.name) as NodeFn<unknown, unknown>,
-        traits: kindTraits[node.kind],
-        next: next.get(node.name) ?? (node.terminal ? END : undefined),
-        router: router && { fn: router as RouterFn<unknown>, targets: routes.get(node.name)! },
-        cap: node.visits ?? Number.POSITIVE_INFINITY,
-        writes: node.writes && new Set(node.writes),
-        fanOut: fanOuts.get(node.name),
-        join: node.join && {
-          def: node.join,
-          score: this.#scores.get(node.name) as ((s: unknown) => number) | undefined,
-        },
-      });
-    }
+    const nodes = runtimeNodes(def, repeatable, {
+      fns: this.#fns as ReadonlyMap<string, NodeFn<unknown, unknown>>,
+      routers: this.#routers as ReadonlyMap<string, RouterFn<unknown>>,
+      scores: this.#scores as ReadonlyMap<string, (s: unknown) => number>,
+    });
     const shape = this.#options.state.shape as Record<string, z.ZodType>;
     const reducers = new Map<string, Reducer>();
     for (const [field, reducer] of Object.entries(this.#options.reducers ?? {})) {
       if (reducer) reducers.set(field, reducer as Reducer);
     }
+    let hash: string | undefined;
     return Object.freeze({
+      // Computed on first use: a run without a store never needs it, and it is a tenth of compile.
+      get hash() {
+        hash ??= structuralHash(def);
+        return hash;
+      },
       name: def.name,
       version: def.version,
       stateVersion: this.#options.stateVersion ?? 1,
@@ -286,7 +278,6 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
         Object.entries(this.#options.migrations ?? {}).map(([from, fn]) => [Number(from), fn]),
       ),
       def,
-      hash: structuralHash(def),
       schema: this.#options.state,
       entry: def.entry!,
       nodes,

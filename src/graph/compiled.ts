@@ -15,6 +15,11 @@ export interface RuntimeNode {
     | undefined;
   /** Visit cap, Infinity when none is declared. */
   readonly cap: number;
+  /**
+   * Whether the node can run more than once in a run (a cycle, a branch, a cap): only those
+   * have their visits counted, so a long chain does not carry a growing visit table.
+   */
+  readonly repeats: boolean;
   /** Fields the node may write, or undefined when it did not declare `writes`. */
   readonly writes: ReadonlySet<string> | undefined;
   /** The fan-out this node starts when it completes, if any (it then has no edge or router). */

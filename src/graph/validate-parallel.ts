@@ -1,4 +1,5 @@
 import type { Report } from './diagnostic.js';
+import type { Adjacency } from './internal/adjacency.js';
 import type { FanOutDef, GraphDef, JoinPolicy, NodeDef } from './types.js';
 import { isPositiveInt, show } from './validate-options.js';
 
@@ -14,7 +15,7 @@ export interface ResolvedFanOut {
 export interface Structure {
   readonly def: GraphDef;
   readonly nodes: readonly NodeDef[];
-  readonly exits: readonly (readonly number[])[];
+  readonly exits: Adjacency;
   /** Nodes with an exit straight to END (an edge, a route target, or `terminal`). */
   readonly toEnd: Uint8Array;
   readonly report: Report;
@@ -78,9 +79,14 @@ export function resolveFanOuts(
 /**
  * The checks that need parallel branches: every branch reaches its join without leaving the
  * fan-out's region, joins belong to exactly one fan-out, a quorum is reachable, and branches
- * that run side by side do not write the same field without a reducer.
+ * that run side by side do not write the same field without a reducer. Collects the nodes of
+ * every branch into `branchNodes` when given: they run once per branch.
  */
-export function checkParallel(s: Structure, fanOuts: readonly ResolvedFanOut[]): void {
+export function checkParallel(
+  s: Structure,
+  fanOuts: readonly ResolvedFanOut[],
+  branchNodes?: Set<string>,
+): void {
   const { nodes, report } = s;
   const startsFanOut = new Set(fanOuts.map((f) => f.from));
   const owners = new Map<number, string[]>();
@@ -92,6 +98,7 @@ export function checkParallel(s: Structure, fanOuts: readonly ResolvedFanOut[]):
     const writes: (Set<string> | 'all')[] = [];
     fanOut.entries.forEach((entry) => {
       const { region, reachesJoin } = regionOf(entry, fanOut.join, s.exits);
+      if (branchNodes) for (const i of region) branchNodes.add(nodes[i]!.name);
       const entryName = nodes[entry]!.name;
       if (!reachesJoin) {
         report(
@@ -173,19 +180,21 @@ export function checkParallel(s: Structure, fanOuts: readonly ResolvedFanOut[]):
 }
 
 /** The nodes a branch can run, from its entry up to (not including) the join. */
-function regionOf(entry: number, join: number, exits: readonly (readonly number[])[]) {
+function regionOf(entry: number, join: number, exits: Adjacency) {
   const region = new Set<number>();
   let reachesJoin = false;
-  const queue = [entry];
   if (entry === join) return { region, reachesJoin: true };
+  const queue = [entry];
   region.add(entry);
   for (let head = 0; head < queue.length; head++) {
-    for (const next of exits[queue[head]!]!) {
-      if (next === join) {
+    const v = queue[head]!;
+    for (let k = exits.start[v]!; k < exits.start[v + 1]!; k++) {
+      const w = exits.next[k]!;
+      if (w === join) {
         reachesJoin = true;
-      } else if (!region.has(next)) {
-        region.add(next);
-        queue.push(next);
+      } else if (!region.has(w)) {
+        region.add(w);
+        queue.push(w);
       }
     }
   }

@@ -1,5 +1,6 @@
 import type { Diagnostic, DiagnosticCode } from './diagnostic.js';
 import { END, reservedNames } from './end.js';
+import { type Adjacency, EdgeCollector, reverse } from './internal/adjacency.js';
 import { cyclicComponents } from './internal/cycles.js';
 import type { GraphDef, NodeDef } from './types.js';
 import { checkNodeOptions, isPositiveInt, show } from './validate-options.js';
@@ -50,6 +51,22 @@ const hints: Readonly<Record<DiagnosticCode, string>> = {
  * const problems = validate(builder.toDef()); // [] when the graph is sound
  */
 export function validate(def: GraphDef): Diagnostic[] {
+  return analyze(def, false).diagnostics;
+}
+
+/** The validator's findings, and what compile() needs from its walk. */
+export interface Analysis {
+  readonly diagnostics: Diagnostic[];
+  /**
+   * Nodes that can have more than one activation in a run: on a cycle (onError links and
+   * fan-outs included) or inside a fan-out's branches. Every other node runs at most once, so
+   * the runtime need not count its visits. Computed only when asked for.
+   */
+  readonly repeatable: ReadonlySet<string>;
+}
+
+/** {@link validate}, optionally also finding the nodes that can run more than once. */
+export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
   const out: Diagnostic[] = [];
   const report = (
     code: DiagnosticCode,
@@ -84,7 +101,7 @@ export function validate(def: GraphDef): Diagnostic[] {
 
   // Exits per node. `exits` feeds reachability; `endsHere` marks nodes that are diagnosed
   // already or lead straight to END, so the trap check reports only loops with no way out.
-  const exits: number[][] = Array.from({ length: n }, () => []);
+  const edges = new EdgeCollector();
   const endsHere = new Uint8Array(n);
   const staticEdges = new Uint32Array(n);
   const routed = new Uint8Array(n);
@@ -120,7 +137,7 @@ export function validate(def: GraphDef): Diagnostic[] {
       endsHere[from] = 1;
       continue;
     }
-    exits[from]!.push(to);
+    edges.add(from, to);
   }
 
   for (const route of def.routes) {
@@ -164,7 +181,7 @@ export function validate(def: GraphDef): Diagnostic[] {
         endsHere[from] = 1;
         continue;
       }
-      exits[from]!.push(to);
+      edges.add(from, to);
     }
   }
 
@@ -176,7 +193,7 @@ export function validate(def: GraphDef): Diagnostic[] {
       });
     }
     fannedOut[fanOut.from] = 1;
-    exits[fanOut.from]!.push(...fanOut.entries);
+    for (const entry of fanOut.entries) edges.add(fanOut.from, entry);
   }
   // A fan-out that names an unknown node still counts as the way out it was meant to be.
   for (const fanOut of def.fanOuts) {
@@ -231,7 +248,7 @@ export function validate(def: GraphDef): Diagnostic[] {
           },
         );
       } else {
-        exits[i]!.push(to);
+        edges.add(i, to);
       }
     }
     checkNodeOptions(node, report);
@@ -258,6 +275,8 @@ export function validate(def: GraphDef): Diagnostic[] {
       report('FIELD_UNKNOWN', `a reducer is declared for "${field}", which is not a state field`);
   }
 
+  const exits = edges.compress(n);
+
   // Entry and reachability.
   let reachable: Uint8Array | null = null;
   if (def.entry === null) {
@@ -280,13 +299,9 @@ export function validate(def: GraphDef): Diagnostic[] {
   }
 
   // Traps: reachable nodes from which no path leads to END (or to a problem reported above).
-  const preds: number[][] = Array.from({ length: n }, () => []);
   const seeds: number[] = [];
-  for (let i = 0; i < n; i++) {
-    for (const to of exits[i]!) preds[to]!.push(i);
-    if (endsHere[i]) seeds.push(i);
-  }
-  const canFinish = mark(seeds, preds);
+  for (let i = 0; i < n; i++) if (endsHere[i]) seeds.push(i);
+  const canFinish = mark(seeds, reverse(exits));
   for (let i = 0; i < n; i++) {
     if (!canFinish[i] && (reachable === null || reachable[i])) {
       report('TRAP', `from node "${nodes[i]!.name}" no path leads to END`, {
@@ -303,20 +318,33 @@ export function validate(def: GraphDef): Diagnostic[] {
       node: names[0]!,
     });
   }
-  checkParallel({ def, nodes, exits, toEnd, report }, fanOuts);
-  return out;
+  const repeatable = new Set<string>();
+  if (findRepeatable) {
+    for (const component of cyclicComponents(exits, () => true)) {
+      for (const i of component) repeatable.add(nodes[i]!.name);
+    }
+  }
+  checkParallel(
+    { def, nodes, exits, toEnd, report },
+    fanOuts,
+    findRepeatable ? repeatable : undefined,
+  );
+  return { diagnostics: out, repeatable };
 }
 
 /** Breadth-first marking from `seeds` along `adjacency`. */
-function mark(seeds: readonly number[], adjacency: readonly (readonly number[])[]): Uint8Array {
-  const seen = new Uint8Array(adjacency.length);
+function mark(seeds: readonly number[], adjacency: Adjacency): Uint8Array {
+  const { start, next } = adjacency;
+  const seen = new Uint8Array(start.length - 1);
   const queue = [...seeds];
   for (const s of seeds) seen[s] = 1;
   for (let head = 0; head < queue.length; head++) {
-    for (const next of adjacency[queue[head]!]!) {
-      if (seen[next]) continue;
-      seen[next] = 1;
-      queue.push(next);
+    const v = queue[head]!;
+    for (let k = start[v]!; k < start[v + 1]!; k++) {
+      const w = next[k]!;
+      if (seen[w]) continue;
+      seen[w] = 1;
+      queue.push(w);
     }
   }
   return seen;

@@ -92,7 +92,7 @@ interface SnapshotBase {
   readonly state: Readonly<Record<string, unknown>>;
   /** Activations scheduled and not yet completed, in scheduling order. */
   readonly pending: readonly Activation[];
-  /** How many activations each node has had (a cap counts these). */
+  /** Activations so far of each node that can run more than once (caps count these). */
   readonly visits: Readonly<Record<string, number>>;
   /** Completed activations so far. */
   readonly steps: number;

@@ -175,7 +175,7 @@ class Transition implements Draft {
   enqueue(node: string, parent: string | null, how: Scheduling = {}): void {
     if (this.#status !== 'running') return;
     const target = this.#node(node);
-    const visit = (this.#visits[node] ?? 0) + 1;
+    const visit = target.repeats ? (this.#visits[node] ?? 0) + 1 : 1;
     const { branch } = how;
     const id = branch === undefined ? `${node}:${visit}` : this.#branchId(branch, node);
     if (visit > target.cap) {
@@ -197,10 +197,14 @@ class Transition implements Draft {
       );
       return;
     }
-    // Copy then set: a spread with a computed key is a slow path in V8, and this runs every step.
-    const visits: Record<string, number> = Object.assign({}, this.#visits);
-    visits[node] = visit;
-    this.#visits = visits;
+    // A node that runs at most once is visit 1 by construction: not counting it keeps the copy
+    // below as small as the set of looping nodes, instead of growing along a chain.
+    if (target.repeats) {
+      // Copy then set: a spread with a computed key is a slow path in V8.
+      const visits: Record<string, number> = Object.assign({}, this.#visits);
+      visits[node] = visit;
+      this.#visits = visits;
+    }
     const activation: Activation =
       how.cause === undefined && branch === undefined && how.join === undefined
         ? { id, node, attempt: 1, parent }

@@ -1,13 +1,13 @@
+import type { Adjacency } from './adjacency.js';
+
 /**
  * Strongly connected components that contain a cycle, over the nodes `include` keeps.
  * Iterative Tarjan: a 10,000-node chain must not overflow the call stack, and the cost stays
  * linear in nodes + edges.
  */
-export function cyclicComponents(
-  succ: readonly (readonly number[])[],
-  include: (node: number) => boolean,
-): number[][] {
-  const n = succ.length;
+export function cyclicComponents(succ: Adjacency, include: (node: number) => boolean): number[][] {
+  const { start, next } = succ;
+  const n = start.length - 1;
   const index = new Int32Array(n).fill(-1);
   const low = new Int32Array(n);
   const onStack = new Uint8Array(n);
@@ -29,11 +29,10 @@ export function cyclicComponents(
     while (frameNode.length > 0) {
       const top = frameNode.length - 1;
       const v = frameNode[top]!;
-      const edges = succ[v]!;
       const e = frameEdge[top]!;
-      if (e < edges.length) {
+      if (start[v]! + e < start[v + 1]!) {
         frameEdge[top] = e + 1;
-        const w = edges[e]!;
+        const w = next[start[v]! + e]!;
         if (!include(w)) continue;
         if (index[w] === -1) {
           index[w] = low[w] = counter++;
@@ -60,8 +59,13 @@ export function cyclicComponents(
         onStack[w] = 0;
         component.push(w);
       } while (w !== v);
-      if (component.length > 1 || edges.includes(v)) result.push(component.reverse());
+      if (component.length > 1 || selfLoop(succ, v)) result.push(component.reverse());
     }
   }
   return result;
+}
+
+function selfLoop({ start, next }: Adjacency, v: number): boolean {
+  for (let k = start[v]!; k < start[v + 1]!; k++) if (next[k] === v) return true;
+  return false;
 }
