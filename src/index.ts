@@ -36,6 +36,7 @@ export type {
 export { validate } from './graph/validate.js';
 
 export type { Clock } from './runtime/clock.js';
+export { loadTrace } from './runtime/history.js';
 export type { ResumeOptions } from './runtime/resume.js';
 export { resume } from './runtime/resume.js';
 export { defaultMaxSteps, run } from './runtime/run.js';

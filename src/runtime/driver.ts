@@ -9,11 +9,9 @@ import type { Activation, Outcome, RunEvent, Snapshot } from './snapshot.js';
 import { step } from './step.js';
 import { type Trace, type TraceEntry, traceOf } from './trace.js';
 
-/** What the shell needs: the caller's run options, where to record, and history so far. */
+/** What the shell needs: the caller's run options and where to record. */
 export interface DriverOptions extends RunOptions {
   readonly journal?: Journal;
-  /** Trace entries recorded before this process took the run over (a resume). */
-  readonly priorTrace?: readonly TraceEntry[];
 }
 
 /**
@@ -81,7 +79,7 @@ export class Driver {
       for (const controller of this.#branchSignals.values()) controller.abort(reason);
     }
     this.#recordAbandoned(snapshot);
-    return resultOf(snapshot, traceOf([...(this.#options.priorTrace ?? []), ...this.#entries]));
+    return resultOf(snapshot, traceOf(this.#entries));
   }
 
   /** Turns the caller's signal and the run deadline into events; returns the undo. */

@@ -3,14 +3,14 @@ import type { CompiledGraph } from '../graph/compiled.js';
 import type { Store } from '../store/store.js';
 import { storeFormatVersion } from '../store/store.js';
 import { systemClock } from './clock.js';
-import { decodeEvent, decodeSnapshot, decodeTrace } from './codec.js';
+import { decodeEvent, decodeSnapshot } from './codec.js';
 import { Driver, resultOf } from './driver.js';
 import { Journal } from './journal.js';
 import { checkOptions } from './run.js';
 import type { RunOptions, RunResult } from './run-types.js';
 import type { RunEvent, Snapshot } from './snapshot.js';
 import { step } from './step.js';
-import { type TraceEntry, traceOf } from './trace.js';
+import { traceOf } from './trace.js';
 
 /** Options of {@link resume}: those of a run, except what was fixed when it started. */
 export type ResumeOptions = Omit<RunOptions, 'runId' | 'store' | 'maxSteps'>;
@@ -18,7 +18,9 @@ export type ResumeOptions = Omit<RunOptions, 'runId' | 'store' | 'maxSteps'>;
 /**
  * Continues a stored run that failed, timed out, or was interrupted mid-flight (its process
  * died while it was `running`). Completed activations are read back, never run again; only the
- * pending ones run. A run that already succeeded is returned as it is.
+ * pending ones run. A run that already succeeded is returned as it is. The cost does not grow
+ * with the run's history: the result's trace holds what this call ran; the whole history is
+ * {@link loadTrace}.
  * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_NOT_RESUMABLE` (cancelled, or nothing left to run),
  *   `GRAPH_MISMATCH`, `STATE_VERSION_UNKNOWN`, `MIGRATION_FAILED`, `STORE_CORRUPT`; none of them
  *   changes anything stored.
@@ -71,8 +73,7 @@ export async function resume<S, I>(
   for (const stored of loaded.events)
     snapshot = step(g, snapshot, decodeEvent(stored.event, runId, stored.seq)).snapshot;
 
-  const prior = await priorTrace(store, runId);
-  if (snapshot.status === 'succeeded') return resultOf(snapshot, traceOf(prior)) as RunResult<S>;
+  if (snapshot.status === 'succeeded') return resultOf(snapshot, traceOf([])) as RunResult<S>;
   if (snapshot.status === 'cancelled')
     throw refuse(
       'RUN_NOT_RESUMABLE',
@@ -91,13 +92,8 @@ export async function resume<S, I>(
 
   const clock = options.clock ?? systemClock;
   const journal = new Journal(store, runId, run.seq, clock);
-  const driver = new Driver(g, { ...options, journal, priorTrace: prior });
+  const driver = new Driver(g, { ...options, journal });
   return driver.drive(snapshot, first) as Promise<RunResult<S>>;
-}
-
-async function priorTrace(store: Store, runId: string): Promise<TraceEntry[]> {
-  const events = await store.events(runId);
-  return events.flatMap((e) => decodeTrace(e.trace, runId, e.seq));
 }
 
 /** Every node a pending activation or an open fan-out needs must still be in the graph. */

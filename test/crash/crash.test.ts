@@ -159,9 +159,11 @@ describe('crash safety with real processes', () => {
       // A kill interrupts at most the activations in flight: two, in the fan-out.
       expect(Math.max(0, ...repeatsPerKill.values())).toBeLessThanOrEqual(2);
       expect(killed.size).toBeGreaterThanOrEqual(targetKills);
-    // The kills did land mid-run: some activations were interrupted and ran again.
-    if (targetKills >= 100) expect(repeatsPerKill.size).toBeGreaterThan(0);
-    console.log(`crash test: seed ${seed}, ${killed.size} kills, ${total} runs, ${[...repeatsPerKill.values()].reduce((a, b) => a + b, 0)} interrupted activations re-run`);
+      // The kills did land mid-run: some activations were interrupted and ran again.
+      if (targetKills >= 100) expect(repeatsPerKill.size).toBeGreaterThan(0);
+      console.log(
+        `crash test: seed ${seed}, ${killed.size} kills, ${total} runs, ${[...repeatsPerKill.values()].reduce((a, b) => a + b, 0)} interrupted activations re-run`,
+      );
     },
     15 * 60_000,
   );
