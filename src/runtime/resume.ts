@@ -22,7 +22,8 @@ export type ResumeOptions = Omit<RunOptions, 'runId' | 'store' | 'maxSteps'>;
  * with the run's history: the result's trace holds what this call ran; the whole history is
  * {@link loadTrace}.
  * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_NOT_RESUMABLE` (cancelled, or nothing left to run),
- *   `GRAPH_MISMATCH`, `STATE_VERSION_UNKNOWN`, `MIGRATION_FAILED`, `STORE_CORRUPT`; none of them
+ *   `GRAPH_MISMATCH`, `STATE_VERSION_UNKNOWN`, `MIGRATION_FAILED`, `STORE_CORRUPT`,
+ *   `STORE_VERSION_UNSUPPORTED`; none of them
  *   changes anything stored.
  *
  * @example
@@ -42,7 +43,7 @@ export async function resume<S, I>(
   const { run } = loaded;
   if (run.format > storeFormatVersion) {
     throw new WaymarkError(
-      'STORE_CORRUPT',
+      'STORE_VERSION_UNSUPPORTED',
       `run "${runId}" was written in format ${run.format}, newer than this waymark reads (${storeFormatVersion})`,
       { retryable: false },
     );

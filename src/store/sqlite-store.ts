@@ -131,8 +131,9 @@ export class SqliteStore implements Store {
   /**
    * Opens (creating if needed) the file and brings its schema up to date.
    *
-   * @throws WaymarkError `STORE_CORRUPT` if the file is not a SQLite database or its schema is
-   *   newer than this waymark; `OPTIONS_INVALID` for an unknown `synchronous` value.
+   * @throws WaymarkError `STORE_CORRUPT` if the file is not a SQLite database;
+   *   `STORE_VERSION_UNSUPPORTED` if its schema is newer than this waymark; `OPTIONS_INVALID`
+   *   for an unknown `synchronous` value.
    */
   constructor(options: SqliteStoreOptions = {}) {
     const synchronous = options.synchronous ?? 'normal';
@@ -229,10 +230,10 @@ export class SqliteStore implements Store {
       const run = this.#run(runId);
       if (run === undefined) return undefined;
       if (run.format > storeFormatVersion) {
-        throw corrupt(
-          runId,
-          `it was written in store format ${run.format}, newer than this waymark reads (${storeFormatVersion})`,
-          { table: 'runs', column: 'format' },
+        throw new WaymarkError(
+          'STORE_VERSION_UNSUPPORTED',
+          `run "${runId}" cannot be loaded: it was written in store format ${run.format}, newer than this waymark reads (${storeFormatVersion})`,
+          { retryable: false, details: { runId, table: 'runs', column: 'format' } },
         );
       }
       const row = this.#sql.latestSnapshot.get(runId) as Row | undefined;

@@ -205,9 +205,15 @@ describe('SqliteStore on a file', () => {
       await expect(store.commit('bad', step(5))).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
     });
 
-    it('a run written in a newer store format is listed but refuses to load', async () => {
+    it('a run written in a newer store format is listed but refuses to load with STORE_VERSION_UNSUPPORTED', async () => {
       raw().prepare("UPDATE runs SET format = 99 WHERE id = 'bad'").run();
-      await expectOnlyBadCorrupt(/run "bad".*store format 99, newer than this waymark reads \(1\)/);
+      await expect(store.loadRun('bad')).rejects.toMatchObject({
+        code: 'STORE_VERSION_UNSUPPORTED',
+        message: expect.stringMatching(
+          /run "bad".*store format 99, newer than this waymark reads \(1\)/,
+        ),
+      });
+      expect((await store.loadRun('good'))?.snapshot.seq).toBe(2);
       expect((await store.getRun('bad'))?.format).toBe(99);
       expect((await store.listRuns()).map((r) => r.id).sort()).toEqual(['bad', 'good']);
     });
@@ -291,7 +297,7 @@ describe('SqliteStore on a file', () => {
         .run(schemaVersion + 1);
       expect(() => open()).toThrow(
         expect.objectContaining({
-          code: 'STORE_CORRUPT',
+          code: 'STORE_VERSION_UNSUPPORTED',
           message: expect.stringContaining(
             `database schema version ${schemaVersion + 1} is newer than this waymark (${schemaVersion})`,
           ),

@@ -102,7 +102,7 @@ export function migrate(db: Database.Database, now: number): void {
     const current = row.version ?? 0;
     if (current > schemaVersion) {
       throw new WaymarkError(
-        'STORE_CORRUPT',
+        'STORE_VERSION_UNSUPPORTED',
         `database schema version ${current} is newer than this waymark (${schemaVersion}): ${db.name}`,
         {
           retryable: false,
