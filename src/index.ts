@@ -34,7 +34,7 @@ export type {
   Tolerance,
 } from './graph/types.js';
 export { validate } from './graph/validate.js';
-
+export { initialSnapshot } from './runtime/checkpoint.js';
 export type { Clock } from './runtime/clock.js';
 export { loadTrace } from './runtime/history.js';
 export type { ResumeOptions } from './runtime/resume.js';
@@ -54,9 +54,9 @@ export type {
   RunLimits,
   RunStatus,
   Snapshot,
+  StepResult,
 } from './runtime/snapshot.js';
-export type { StepResult } from './runtime/step.js';
-export { initialSnapshot, step } from './runtime/step.js';
+export { step } from './runtime/step.js';
 export type { Trace, TraceEntry } from './runtime/trace.js';
 
 export { MemoryStore } from './store/memory-store.js';

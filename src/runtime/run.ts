@@ -1,12 +1,12 @@
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import { maxTimerMs } from '../graph/limits.js';
+import { initialSnapshot } from './checkpoint.js';
 import { newRunId, systemClock } from './clock.js';
 import { Driver } from './driver.js';
 import { deepFreeze } from './freeze.js';
 import { Journal } from './journal.js';
 import type { RunOptions, RunResult } from './run-types.js';
-import { initialSnapshot } from './step.js';
 
 /** Default run-level step limit: generous for real graphs, small enough to stop a runaway fast. */
 export const defaultMaxSteps = 10_000;

@@ -147,3 +147,10 @@ export interface Outcome {
   /** True when the failed attempt will be tried again. */
   readonly retrying: boolean;
 }
+
+/** The next snapshot, what the shell must do, and what became of the event's activation. */
+export interface StepResult {
+  readonly snapshot: Snapshot;
+  readonly commands: readonly Command[];
+  readonly outcome?: Outcome;
+}

@@ -4,6 +4,7 @@ import type { CompiledGraph, RuntimeNode } from '../graph/compiled.js';
 import { END } from '../graph/end.js';
 import { applyUpdate } from './apply-update.js';
 import { backoffDelay, defaultRetryOn } from './backoff.js';
+import { resumed } from './checkpoint.js';
 import type { Draft, Scheduling } from './draft.js';
 import { branchFailed, branchSucceeded, openFanOut, setBranch } from './fan-out.js';
 import { deepFreeze } from './freeze.js';
@@ -15,43 +16,10 @@ import type {
   FanOut,
   Outcome,
   RunEvent,
-  RunLimits,
   RunStatus,
   Snapshot,
+  StepResult,
 } from './snapshot.js';
-
-/** The next snapshot, what the shell must do, and what became of the event's activation. */
-export interface StepResult {
-  readonly snapshot: Snapshot;
-  readonly commands: readonly Command[];
-  readonly outcome?: Outcome;
-}
-
-/**
- * A run that has not started: running, nothing scheduled yet. Feed it a `started` event.
- *
- * @example
- * let { snapshot, commands } = step(g, initialSnapshot('run-1', state, { maxSteps: 100 }), { type: 'started' });
- */
-export function initialSnapshot(
-  graph: CompiledGraph,
-  runId: string,
-  state: Readonly<Record<string, unknown>>,
-  limits: RunLimits,
-): Snapshot {
-  return {
-    status: 'running',
-    runId,
-    graph: stampOf(graph),
-    state,
-    pending: [],
-    visits: {},
-    steps: 0,
-    errors: [],
-    fanOuts: {},
-    limits,
-  };
-}
 
 /**
  * The runtime's core: `(graph, snapshot, event) -> (snapshot, commands)`. It performs no I/O,
@@ -95,46 +63,6 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
     }
   }
   return t.result();
-}
-
-/** The checkpoint stamp of a graph: name, structural hash, version, state schema version. */
-export function stampOf(graph: CompiledGraph): Snapshot['graph'] {
-  return {
-    name: graph.name,
-    hash: graph.hash,
-    version: graph.version,
-    stateVersion: graph.stateVersion,
-  };
-}
-
-/**
- * Continues a stopped or interrupted run: the pending activations run again. A failed
- * activation starts a fresh retry budget (attempt 1); an interrupted one keeps its attempt,
- * since it never finished. The checkpoint is restamped with the graph it continues under.
- */
-function resumed(graph: CompiledGraph, snapshot: Snapshot): StepResult {
-  // Nothing to continue (finished, or stopped with nothing pending): resume() refuses these.
-  if (snapshot.status === 'succeeded' || snapshot.pending.length === 0)
-    return { snapshot, commands: [] };
-  const fresh = snapshot.status === 'failed';
-  const pending = fresh ? snapshot.pending.map((a) => ({ ...a, attempt: 1 })) : snapshot.pending;
-  const { runId, state, visits, steps, errors, fanOuts, limits } = snapshot;
-  const next: Snapshot = {
-    status: 'running',
-    runId,
-    graph: stampOf(graph),
-    state,
-    pending,
-    visits,
-    steps,
-    errors,
-    fanOuts,
-    limits,
-  };
-  const commands = pending.map(
-    (activation): Command => ({ type: 'execute', activation, delayMs: 0 }),
-  );
-  return { snapshot: next, commands };
 }
 
 /**
