@@ -21,6 +21,9 @@ export const errorCodes = [
   // node failures
   'NODE_FAILED',
   'NODE_TIMEOUT',
+  // effects
+  'EFFECT_NAME_REUSED',
+  'EFFECT_RESULT_INVALID',
   // run-level stops
   'RUN_CANCELLED',
   'RUN_TIMEOUT',

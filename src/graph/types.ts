@@ -140,6 +140,16 @@ export interface NodeContext {
   readonly index: number | undefined;
   /** In a join node: which branches succeeded, failed or were cancelled. */
   readonly join: JoinSummary | undefined;
+  /**
+   * Performs an action outside the run at most once: the key is derived from the run, this
+   * activation and `name`; a recorded result is returned without calling `fn`; otherwise
+   * `fn(key)` runs and its (JSON) result is recorded at once. Pass the key to the receiver so it
+   * can dedupe the one call a crash can repeat. Each name once per attempt.
+   *
+   * @example
+   * const post = await ctx.effect('publish', (key) => cms.create(draft, { idempotencyKey: key }));
+   */
+  effect<T>(name: string, fn: (key: string) => T | Promise<T>): Promise<T>;
 }
 
 /** What a join node learns about the branches it joined; indexes are branch/item order. */

@@ -1,3 +1,4 @@
+import type { EffectLedger } from '../effects/ledger.js';
 import type { ErrorValue } from '../error/error-value.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import { type Clock, systemClock } from './clock.js';
@@ -12,6 +13,8 @@ import { type Trace, type TraceEntry, traceOf } from './trace.js';
 /** What the shell needs: the caller's run options and where to record. */
 export interface DriverOptions extends RunOptions {
   readonly journal?: Journal;
+  /** Where `ctx.effect` results are recorded: the run's store, or memory. */
+  readonly ledger: EffectLedger;
 }
 
 /**
@@ -104,7 +107,13 @@ export class Driver {
     let signal: AbortSignal | (() => AbortSignal) = this.#stopped.signal;
     if (activation.branch !== undefined) signal = () => this.#branchSignal(activation.id);
     const view = viewOf(snapshot.state, snapshot.fanOuts, activation);
-    const input = { runId: snapshot.runId, ...view, errors: snapshot.errors, signal };
+    const input = {
+      runId: snapshot.runId,
+      ...view,
+      errors: snapshot.errors,
+      ledger: this.#options.ledger,
+      signal,
+    };
     const node = this.#graph.nodes.get(activation.node)!;
     const start = () => {
       this.#started.set(activation.id, { at: this.#clock.now(), activation });

@@ -1,7 +1,8 @@
+import type { EffectLedger } from '../effects/ledger.js';
 import { type ErrorValue, errorValue } from '../error/error-value.js';
 import { isWaymarkError } from '../error/waymark-error.js';
 import type { RuntimeNode } from '../graph/compiled.js';
-import type { NodeContext } from '../graph/types.js';
+import { AttemptContext } from './context.js';
 import type { Activation, RunEvent } from './snapshot.js';
 
 /** What one attempt needs besides the node: the run's identity, state and signal. */
@@ -11,6 +12,7 @@ export interface AttemptInput {
   readonly item: unknown;
   readonly index: number | undefined;
   readonly errors: readonly ErrorValue[];
+  readonly ledger: EffectLedger;
   /**
    * Aborted when the run stops or the activation is cancelled. A function makes the signal lazy:
    * it is created only if the node reads `ctx.signal` (an AbortController per branch was the
@@ -61,24 +63,7 @@ async function invoke(
   input: AttemptInput,
   signal: AbortSignal | (() => AbortSignal),
 ): Promise<RunEvent> {
-  const base = {
-    runId: input.runId,
-    activationId: activation.id,
-    node: activation.node,
-    attempt: activation.attempt,
-    errors: input.errors,
-    error: activation.error,
-    item: input.item,
-    index: input.index,
-    join: activation.join,
-  };
-  const ctx: NodeContext =
-    typeof signal === 'function'
-      ? Object.defineProperty(base as typeof base & { signal: AbortSignal }, 'signal', {
-          get: signal,
-          enumerable: true,
-        })
-      : { ...base, signal };
+  const ctx = new AttemptContext(activation, input, signal);
   try {
     const update = await node.fn(input.state, ctx);
     return { type: 'completed', activation: activation.id, update };

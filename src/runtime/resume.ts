@@ -1,3 +1,4 @@
+import { storeLedger } from '../effects/ledger.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Store } from '../store/store.js';
@@ -93,7 +94,8 @@ export async function resume<S, I>(
 
   const clock = options.clock ?? systemClock;
   const journal = new Journal(store, runId, run.seq, clock);
-  const driver = new Driver(g, { ...options, journal });
+  const ledger = storeLedger(store, runId, () => clock.now());
+  const driver = new Driver(g, { ...options, journal, ledger });
   return driver.drive(snapshot, first) as Promise<RunResult<S>>;
 }
 

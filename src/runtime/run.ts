@@ -1,3 +1,4 @@
+import { memoryLedger, storeLedger } from '../effects/ledger.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import { maxTimerMs } from '../graph/limits.js';
@@ -51,7 +52,10 @@ export async function run<S, I>(
   if (options.store !== undefined) {
     journal = await Journal.create(options.store, snapshot, clock, options.snapshotEvery);
   }
-  const driver = new Driver(g, { ...options, ...(journal && { journal }) });
+  const ledger = options.store
+    ? storeLedger(options.store, runId, () => clock.now())
+    : memoryLedger();
+  const driver = new Driver(g, { ...options, ledger, ...(journal && { journal }) });
   return driver.drive(snapshot, [{ type: 'started' }]) as Promise<RunResult<S>>;
 }
 
