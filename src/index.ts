@@ -16,6 +16,8 @@ export { END } from './graph/end.js';
 export type { BestPolicy, JoinPolicyInput } from './graph/join.js';
 export { all, any, best, quorum } from './graph/join.js';
 export type { NodeKind } from './graph/kinds.js';
+export type { PersonNode, PersonOptions } from './graph/person.js';
+export { person } from './graph/person.js';
 export type { Reducer } from './graph/reducers.js';
 export { append, max, mergeByKey, min, replace, sum, union } from './graph/reducers.js';
 export type {
@@ -34,6 +36,8 @@ export type {
   Tolerance,
 } from './graph/types.js';
 export { validate } from './graph/validate.js';
+export type { AnswerOptions } from './runtime/answer.js';
+export { answer } from './runtime/answer.js';
 export { initialSnapshot } from './runtime/checkpoint.js';
 export type { Clock } from './runtime/clock.js';
 export { loadTrace } from './runtime/history.js';
@@ -49,6 +53,7 @@ export type {
   Command,
   FanOut,
   GraphStamp,
+  OpenWait,
   Outcome,
   RunEvent,
   RunLimits,

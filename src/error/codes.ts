@@ -39,6 +39,8 @@ export const errorCodes = [
   'MIGRATION_FAILED',
   'WAIT_NOT_FOUND',
   'WAIT_ALREADY_ANSWERED',
+  'WAIT_TIMEOUT',
+  'ANSWER_INVALID',
 ] as const;
 
 /** A stable, documented error code. */

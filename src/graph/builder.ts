@@ -6,6 +6,7 @@ import type { End } from './end.js';
 import { structuralHash } from './hash.js';
 import type { JoinPolicyInput } from './join.js';
 import type { NodeKind } from './kinds.js';
+import { waitSpecOf } from './person.js';
 import type { Reducer } from './reducers.js';
 import { runtimeNodes } from './runtime-nodes.js';
 import type {
@@ -127,9 +128,10 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
   ): GraphBuilder<S, N | K, I> {
     // Key order is fixed here so the structural hash does not depend on how options were written;
     // plain assignments, not conditional spreads, since a 10,000-node declaration calls this a lot.
+    const wait = waitSpecOf(fn);
     const def: { -readonly [K in keyof NodeDef]: NodeDef[K] } = {
       name,
-      kind: options.kind ?? 'code',
+      kind: wait ? 'person' : (options.kind ?? 'code'),
       version: options.version ?? 1,
     };
     if (options.visits !== undefined) def.visits = options.visits;

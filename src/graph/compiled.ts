@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { KindTraits } from './kinds.js';
+import type { WaitSpec } from './person.js';
 import type { Reducer } from './reducers.js';
 import type { FanOutDef, GraphDef, JoinDef, NodeDef, NodeFn, RouterFn } from './types.js';
 
@@ -24,6 +25,8 @@ export interface RuntimeNode {
   readonly writes: ReadonlySet<string> | undefined;
   /** The fan-out this node starts when it completes, if any (it then has no edge or router). */
   readonly fanOut: FanOutDef | undefined;
+  /** Set on a person node: the wait it opens instead of running a function. */
+  readonly wait: WaitSpec | undefined;
   /** Set when this node is a join. */
   readonly join:
     | { readonly def: JoinDef; readonly score: ((branchState: unknown) => number) | undefined }

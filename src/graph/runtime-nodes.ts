@@ -1,6 +1,7 @@
 import type { RuntimeNode } from './compiled.js';
 import { END } from './end.js';
 import { kindTraits } from './kinds.js';
+import { waitSpecOf } from './person.js';
 import type { GraphDef, NodeFn, RouterFn } from './types.js';
 
 /** The function tables a builder keeps beside its plain-data declaration. */
@@ -36,6 +37,7 @@ export function runtimeNodes(
       writes: node.writes && new Set(node.writes),
       fanOut: undefined,
       join,
+      wait: waitSpecOf(tables.fns.get(node.name)),
     });
   }
   for (const edge of def.edges) nodes.get(edge.from)!.next = edge.to;

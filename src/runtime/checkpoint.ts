@@ -40,7 +40,8 @@ export function stampOf(graph: CompiledGraph): Snapshot['graph'] {
 }
 
 /**
- * Continues a stopped or interrupted run: the pending activations run again. A failed
+ * Continues a stopped or interrupted run: the pending activations run again (a wait is
+ * recorded again, idempotently, and keeps waiting for its answer). A failed
  * activation starts a fresh retry budget (attempt 1); an interrupted one keeps its attempt,
  * since it never finished. The checkpoint is restamped with the graph it continues under.
  */
@@ -51,8 +52,10 @@ export function resumed(graph: CompiledGraph, snapshot: Snapshot): StepResult {
   const fresh = snapshot.status === 'failed';
   const pending = fresh ? snapshot.pending.map((a) => ({ ...a, attempt: 1 })) : snapshot.pending;
   const { runId, state, visits, steps, errors, fanOuts, limits } = snapshot;
+  // Activations waiting for a person keep waiting: only an answer moves them.
+  const waiting = pending.every((a) => a.waiting !== undefined);
   const next: Snapshot = {
-    status: 'running',
+    status: waiting ? 'waiting' : 'running',
     runId,
     graph: stampOf(graph),
     state,
@@ -64,7 +67,10 @@ export function resumed(graph: CompiledGraph, snapshot: Snapshot): StepResult {
     limits,
   };
   const commands = pending.map(
-    (activation): Command => ({ type: 'execute', activation, delayMs: 0 }),
+    (activation): Command =>
+      activation.waiting === undefined
+        ? { type: 'execute', activation, delayMs: 0 }
+        : { type: 'wait', activation },
   );
   return { snapshot: next, commands };
 }

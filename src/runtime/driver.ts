@@ -9,6 +9,7 @@ import type { RunOptions, RunResult } from './run-types.js';
 import type { Activation, Outcome, RunEvent, Snapshot } from './snapshot.js';
 import { step } from './step.js';
 import { type Trace, type TraceEntry, traceOf } from './trace.js';
+import { recordWait } from './waits.js';
 
 /** What the shell needs: the caller's run options and where to record. */
 export interface DriverOptions extends RunOptions {
@@ -60,6 +61,10 @@ export class Driver {
         // Write-ahead: the step is durable before any node it schedules starts.
         if (journal !== undefined)
           await journal.record(event, snapshot, this.#entries.slice(traced));
+        // Waits are recorded after the commit that opened them, before the process may exit.
+        for (const command of result.commands) {
+          if (command.type === 'wait') await this.#recordWait(command.activation, snapshot);
+        }
         if (snapshot.status !== 'running') {
           // A stopped checkpoint may still have events lined up (migrated, then resumed).
           if (queued.length === 0) break;
@@ -83,6 +88,13 @@ export class Driver {
     }
     this.#recordAbandoned(snapshot);
     return resultOf(snapshot, traceOf(this.#entries));
+  }
+
+  async #recordWait(activation: Activation, snapshot: Snapshot): Promise<void> {
+    const store = this.#options.store;
+    // Without a store nobody can answer; the run still stops `waiting`, which is the truth.
+    if (store !== undefined)
+      await recordWait(store, this.#graph, snapshot.runId, activation, this.#clock.now());
   }
 
   /** Turns the caller's signal and the run deadline into events; returns the undo. */

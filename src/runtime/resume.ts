@@ -12,13 +12,15 @@ import type { RunOptions, RunResult } from './run-types.js';
 import type { RunEvent, Snapshot } from './snapshot.js';
 import { step } from './step.js';
 import { traceOf } from './trace.js';
+import { waitEvents } from './waits.js';
 
 /** Options of {@link resume}: those of a run, except what was fixed when it started. */
 export type ResumeOptions = Omit<RunOptions, 'runId' | 'store' | 'maxSteps'>;
 
 /**
- * Continues a stored run that failed, timed out, or was interrupted mid-flight (its process
- * died while it was `running`). Completed activations are read back, never run again; only the
+ * Continues a stored run that failed, timed out, waits for a person (its answers recorded with
+ * `answer()` are applied; a wait past its timeout becomes a timeout error), or was interrupted
+ * mid-flight (its process died while it was `running`). Completed activations are read back, never run again; only the
  * pending ones run. A run that already succeeded is returned as it is. The cost does not grow
  * with the run's history: the result's trace holds what this call ran; the whole history is
  * {@link loadTrace}.
@@ -88,14 +90,21 @@ export async function resume<S, I>(
     throw refuse('RUN_NOT_RESUMABLE', `run "${runId}" has nothing left to run${why}`);
   }
   checkNodesExist(g, snapshot);
+  const clock = options.clock ?? systemClock;
+  const answers = await waitEvents(store, g, snapshot, clock.now());
+  // Still waiting for a person: nothing to do, and nothing is written.
+  if (snapshot.status === 'waiting' && answers.length === 0) {
+    return resultOf(snapshot, traceOf([])) as RunResult<S>;
+  }
   const first: RunEvent[] = [];
   if (stamp.stateVersion < g.stateVersion) first.push(migrate(g, snapshot));
-  first.push(neverStarted ? { type: 'started' } : { type: 'resumed' });
+  if (snapshot.status !== 'waiting')
+    first.push(neverStarted ? { type: 'started' } : { type: 'resumed' });
+  first.push(...answers);
 
-  const clock = options.clock ?? systemClock;
   const journal = new Journal(store, runId, run.seq, clock);
   const ledger = storeLedger(store, runId, () => clock.now());
-  const driver = new Driver(g, { ...options, journal, ledger });
+  const driver = new Driver(g, { ...options, store, journal, ledger });
   return driver.drive(snapshot, first) as Promise<RunResult<S>>;
 }
 

@@ -33,6 +33,15 @@ export interface Activation {
   readonly branch?: BranchRef;
   /** Set on a join node's activation: what became of each branch. */
   readonly join?: JoinSummary;
+  /** Set on a person node's activation: the open wait it stands for, until it is answered. */
+  readonly waiting?: OpenWait;
+}
+
+/** A wait a person node opened: what was asked, under a stable request id. */
+export interface OpenWait {
+  /** `runId/activationId`: stable, and the id an answer names. */
+  readonly requestId: string;
+  readonly prompt: string;
 }
 
 /** Where a branch is; `succeeded`, `failed` and `cancelled` are final. */
@@ -125,6 +134,8 @@ export type RunEvent =
   | { readonly type: 'deadline'; readonly timeoutMs: number }
   /** A stopped or interrupted run continues: its pending activations run again. */
   | { readonly type: 'resumed' }
+  /** A person answered a wait: the answer becomes the node's update. */
+  | { readonly type: 'answered'; readonly activation: string; readonly answer: unknown }
   /** Stored state was upgraded to the graph's state schema version before resuming. */
   | {
       readonly type: 'migrated';
@@ -137,7 +148,9 @@ export type RunEvent =
 export type Command =
   | { readonly type: 'execute'; readonly activation: Activation; readonly delayMs: number }
   /** Stop these in-flight activations (losing branches, a failed join); their results are ignored. */
-  | { readonly type: 'abort'; readonly activations: readonly string[] };
+  | { readonly type: 'abort'; readonly activations: readonly string[] }
+  /** Record that this activation waits for an answer (idempotent: re-opening keeps the first). */
+  | { readonly type: 'wait'; readonly activation: Activation };
 
 /** What became of the activation an event was about, for the trace. */
 export interface Outcome {

@@ -34,7 +34,10 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
     const stamp = { ...snapshot.graph, stateVersion: event.to };
     return { snapshot: { ...snapshot, graph: stamp, state }, commands: [] };
   }
-  if (snapshot.status !== 'running') return { snapshot, commands: [] };
+  // A waiting run takes only what resolves a wait: an answer, or the wait's timeout error.
+  const waitingForThis =
+    snapshot.status === 'waiting' && (event.type === 'answered' || event.type === 'failed');
+  if (snapshot.status !== 'running' && !waitingForThis) return { snapshot, commands: [] };
   const t = new Transition(graph, snapshot);
   switch (event.type) {
     case 'started':
@@ -42,6 +45,9 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
       break;
     case 'completed':
       t.complete(event.activation, event.update);
+      break;
+    case 'answered':
+      t.answer(event.activation, event.answer);
       break;
     case 'failed':
       t.fail(event.activation, event.error);
@@ -145,6 +151,10 @@ class Transition implements Draft {
             ...(branch !== undefined && { branch }),
             ...(how.join !== undefined && { join: how.join }),
           };
+    if (target.wait !== undefined) {
+      this.#openWait(target, activation, branch);
+      return;
+    }
     this.pending.push(activation);
     this.#commands.push({ type: 'execute', activation, delayMs: 0 });
   }
@@ -184,6 +194,33 @@ class Transition implements Draft {
     } else if (next !== END) {
       this.enqueue(next, id, branch === undefined ? {} : { branch });
     }
+  }
+
+  /** Applies a person's answer as the node's update (parsed again: the schema may transform). */
+  answer(id: string, answer: unknown): void {
+    const activation = this.pending.find((a) => a.id === id);
+    if (activation?.waiting === undefined) return;
+    const node = this.#node(activation.node);
+    const wait = node.wait!;
+    const parsed = wait.answer.safeParse(answer);
+    const where = { node: node.def.name, activation: id, attempt: activation.attempt };
+    if (!parsed.success) {
+      const message = `the answer to "${node.def.name}" does not match its schema: ${parsed.error.issues[0]?.message}`;
+      this.fail(
+        id,
+        errorValue(where, 'ANSWER_INVALID', 'permanent', message, { issues: parsed.error.issues }),
+      );
+      return;
+    }
+    let update: unknown;
+    try {
+      update = wait.update(parsed.data, this.#scopeState(activation));
+    } catch (cause) {
+      const message = `turning the answer to "${node.def.name}" into an update threw: ${cause instanceof Error ? cause.message : String(cause)}`;
+      this.fail(id, errorValue(where, 'NODE_FAILED', 'permanent', message));
+      return;
+    }
+    this.complete(id, update);
   }
 
   fail(id: string, error: ErrorValue): void {
@@ -264,6 +301,9 @@ class Transition implements Draft {
 
   result(): StepResult {
     if (this.#status === 'running' && this.pending.length === 0) this.#status = 'succeeded';
+    // Nothing can happen until someone answers: the run waits, and no process needs to stay.
+    else if (this.#status === 'running' && this.pending.every((a) => a.waiting !== undefined))
+      this.#status = 'waiting';
     const status = this.#status;
     const { runId, limits, graph } = this.#before;
     const [state, pending, fanOuts] = [this.state, this.pending, this.fanOuts];
@@ -288,6 +328,31 @@ class Transition implements Draft {
     const commands = this.#commands;
     const outcome = this.#outcome;
     return outcome === undefined ? { snapshot, commands } : { snapshot, commands, outcome };
+  }
+
+  /** Puts a person node's activation in pending as a wait, and asks the shell to record it. */
+  #openWait(node: RuntimeNode, activation: Activation, branch: BranchRef | undefined): void {
+    let prompt: string;
+    try {
+      prompt = String(node.wait!.prompt(this.#scopeState(activation)));
+    } catch (cause) {
+      const message = `the prompt of "${node.def.name}" threw: ${cause instanceof Error ? cause.message : String(cause)}`;
+      const where = { node: node.def.name, activation: activation.id, attempt: 0 };
+      this.failFinally(node, errorValue(where, 'NODE_FAILED', 'permanent', message), branch);
+      return;
+    }
+    const waiting: Activation = {
+      ...activation,
+      waiting: { requestId: `${this.#before.runId}/${activation.id}`, prompt },
+    };
+    this.pending.push(waiting);
+    this.#commands.push({ type: 'wait', activation: waiting });
+  }
+
+  /** The state an activation sees: its branch's, or the run's. */
+  #scopeState(activation: Activation): Snapshot['state'] {
+    const ref = activation.branch;
+    return ref === undefined ? this.state : this.fanOuts[ref.fanOut]!.branches[ref.index]!.state;
   }
 
   /** `fanOut[index]/node:n`, counting visits within the branch so ids do not depend on timing. */

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { WaymarkError } from '../error/waymark-error.js';
+import type { CompiledGraph } from '../graph/compiled.js';
+import type { Store, WaitRecord } from '../store/store.js';
+import { type Clock, systemClock } from './clock.js';
+import type { WaitRequest } from './waits.js';
+
+/** Options of {@link answer}. */
+export interface AnswerOptions {
+  /** Who answered: recorded with the answer. */
+  readonly by: string;
+  /**
+   * The run's graph: the answer is then checked against the node's own zod schema (with its
+   * refinements and defaults). Without it, against the JSON Schema stored with the wait.
+   */
+  readonly graph?: CompiledGraph<never, never> | CompiledGraph;
+  readonly clock?: Clock;
+}
+
+/**
+ * Records a person's answer to an open wait, once. The run does not move until it is resumed:
+ * `resume(store, graph, runId)` applies the answer as the node's update and continues.
+ * @throws WaymarkError `RUN_NOT_FOUND`, `WAIT_NOT_FOUND`, `ANSWER_INVALID` (with the schema's
+ *   issues), `WAIT_ALREADY_ANSWERED`; each records nothing.
+ *
+ * @example
+ * await answer(store, runId, requestId, { approved: false, note: 'the pricing line is wrong' }, { by: 'editor@example.com' });
+ * await resume(store, graph, runId);
+ */
+export async function answer(
+  store: Store,
+  runId: string,
+  requestId: string,
+  value: unknown,
+  options: AnswerOptions,
+): Promise<WaitRecord> {
+  if ((await store.getRun(runId)) === undefined) {
+    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
+  }
+  const wait = (await store.listWaits(runId)).find((w) => w.requestId === requestId);
+  if (wait === undefined) {
+    throw new WaymarkError('WAIT_NOT_FOUND', `run "${runId}" has no wait "${requestId}"`, {
+      retryable: false,
+    });
+  }
+  if (wait.answer !== null) {
+    throw new WaymarkError(
+      'WAIT_ALREADY_ANSWERED',
+      `wait "${requestId}" was answered by ${wait.answeredBy} already`,
+      {
+        retryable: false,
+      },
+    );
+  }
+  const parsed = schemaOf(wait, options.graph as CompiledGraph | undefined).safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({
+      path: i.path.map(String),
+      message: i.message,
+    }));
+    const first = issues[0];
+    throw new WaymarkError(
+      'ANSWER_INVALID',
+      `the answer to "${wait.node}" does not match its schema: ${first?.path.join('.') || '(root)'}: ${first?.message}`,
+      { retryable: false, details: issues },
+    );
+  }
+  const clock = options.clock ?? systemClock;
+  // The store records it only if nobody answered in between: one answer, first one wins.
+  return store.answerWait(runId, requestId, JSON.stringify(parsed.data), options.by, clock.now());
+}
+
+function schemaOf(wait: WaitRecord, graph: CompiledGraph | undefined): z.ZodType {
+  const own = graph?.nodes.get(wait.node)?.wait?.answer;
+  if (own !== undefined) return own;
+  const request = JSON.parse(wait.request) as WaitRequest;
+  if (request.schema === null) {
+    throw new WaymarkError(
+      'ANSWER_INVALID',
+      `the answer schema of "${wait.node}" has no JSON form; pass { graph } to answer() to check it`,
+      { retryable: false },
+    );
+  }
+  return z.fromJSONSchema(request.schema as Parameters<typeof z.fromJSONSchema>[0]);
+}
