@@ -4,6 +4,7 @@ import type { CompiledGraph } from '../graph/compiled.js';
 import { type Clock, systemClock } from './clock.js';
 import { executeAttempt } from './execute.js';
 import { viewOf } from './fan-out.js';
+import { inputHash } from './input-hash.js';
 import type { Journal } from './journal.js';
 import type { RunOptions, RunResult } from './run-types.js';
 import type { Activation, Outcome, RunEvent, Snapshot } from './snapshot.js';
@@ -14,6 +15,10 @@ import { recordWait } from './waits.js';
 /** What the shell needs: the caller's run options and where to record. */
 export interface DriverOptions extends RunOptions {
   readonly journal?: Journal;
+  /** Hash every activation's inputs into its completion event (runs with a store). */
+  readonly hashInputs?: boolean;
+  /** Recorded outputs by input hash (`node@version#digest`): these activations are read back, not run. */
+  readonly reuse?: ReadonlyMap<string, unknown>;
   /** Where `ctx.effect` results are recorded: the run's store, or memory. */
   readonly ledger: EffectLedger;
 }
@@ -33,6 +38,7 @@ export class Driver {
   readonly #started = new Map<string, { readonly at: number; readonly activation: Activation }>();
   readonly #branchSignals = new Map<string, AbortController>();
   readonly #cancelled = new Set<string>();
+  readonly #reused = new Set<string>();
   readonly #entries: TraceEntry[] = [];
   #stopAsked = false;
 
@@ -119,14 +125,30 @@ export class Driver {
     let signal: AbortSignal | (() => AbortSignal) = this.#stopped.signal;
     if (activation.branch !== undefined) signal = () => this.#branchSignal(activation.id);
     const view = viewOf(snapshot.state, snapshot.fanOuts, activation);
+    const node = this.#graph.nodes.get(activation.node)!;
+    // Only a durable run records input hashes: they are what a later run reuses outputs by.
+    const hash = this.#options.hashInputs ? inputHash(node, view.state, view.item) : undefined;
+    const reuse = this.#options.reuse;
+    if (hash !== undefined && reuse?.has(hash)) {
+      this.#reused.add(activation.id);
+      const event: RunEvent = {
+        type: 'completed',
+        activation: activation.id,
+        update: reuse.get(hash),
+        inputHash: hash,
+        reused: true,
+      };
+      queueMicrotask(() => this.#push(event));
+      return;
+    }
     const input = {
       runId: snapshot.runId,
       ...view,
       errors: snapshot.errors,
       ledger: this.#options.ledger,
+      inputHash: hash,
       signal,
     };
-    const node = this.#graph.nodes.get(activation.node)!;
     const start = () => {
       this.#started.set(activation.id, { at: this.#clock.now(), activation });
       return executeAttempt(node, activation, input);
@@ -189,7 +211,15 @@ export class Driver {
     this.#started.delete(activation.id);
     // A finished activation's signal must not abort later, when its siblings are cancelled.
     this.#branchSignals.delete(activation.id);
-    this.#appendEntry(activation, startedAt, outcome.status, outcome.retrying, outcome.error);
+    const reused = this.#reused.delete(activation.id);
+    this.#appendEntry(
+      activation,
+      startedAt,
+      outcome.status,
+      outcome.retrying,
+      outcome.error,
+      reused,
+    );
   }
 
   #append(entry: TraceEntry): void {
@@ -215,6 +245,7 @@ export class Driver {
     status: TraceEntry['status'],
     retried: boolean,
     error: ErrorValue | undefined,
+    reused = false,
   ): void {
     const entry: TraceEntry = {
       node: activation.node,
@@ -225,6 +256,7 @@ export class Driver {
       durationMs: this.#clock.now() - startedAt,
       status,
       retried,
+      ...(reused && { reused: true as const }),
     };
     this.#append(
       error === undefined

@@ -13,6 +13,8 @@ export interface AttemptInput {
   readonly index: number | undefined;
   readonly errors: readonly ErrorValue[];
   readonly ledger: EffectLedger;
+  /** Carried into the completion event, so the history records what the activation read. */
+  readonly inputHash: string | undefined;
   /**
    * Aborted when the run stops or the activation is cancelled. A function makes the signal lazy:
    * it is created only if the node reads `ctx.signal` (an AbortController per branch was the
@@ -66,7 +68,9 @@ async function invoke(
   const ctx = new AttemptContext(activation, input, signal);
   try {
     const update = await node.fn(input.state, ctx);
-    return { type: 'completed', activation: activation.id, update };
+    return input.inputHash === undefined
+      ? { type: 'completed', activation: activation.id, update }
+      : { type: 'completed', activation: activation.id, update, inputHash: input.inputHash };
   } catch (thrown) {
     return { type: 'failed', activation: activation.id, error: toErrorValue(thrown, activation) };
   }

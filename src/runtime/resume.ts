@@ -15,7 +15,7 @@ import { traceOf } from './trace.js';
 import { waitEvents } from './waits.js';
 
 /** Options of {@link resume}: those of a run, except what was fixed when it started. */
-export type ResumeOptions = Omit<RunOptions, 'runId' | 'store' | 'maxSteps'>;
+export type ResumeOptions = Omit<RunOptions, 'runId' | 'store' | 'maxSteps' | 'reuseFrom'>;
 
 /**
  * Continues a stored run that failed, timed out, waits for a person (its answers recorded with
@@ -104,7 +104,7 @@ export async function resume<S, I>(
 
   const journal = new Journal(store, runId, run.seq, clock);
   const ledger = storeLedger(store, runId, () => clock.now());
-  const driver = new Driver(g, { ...options, store, journal, ledger });
+  const driver = new Driver(g, { ...options, store, journal, ledger, hashInputs: true });
   return driver.drive(snapshot, first) as Promise<RunResult<S>>;
 }
 

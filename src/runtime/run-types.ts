@@ -18,6 +18,11 @@ export interface RunOptions {
   readonly onTraceEntry?: (entry: TraceEntry) => void;
   /** Where the run is checkpointed as it goes; without one the run lives in memory only. */
   readonly store?: Store;
+  /**
+   * With a store: an earlier run whose recorded outputs stand in for every activation with the
+   * same node, node version and input hash; only the rest run (an appended node, a changed one).
+   */
+  readonly reuseFrom?: string;
   /** With a store: write a full snapshot every this many events (and whenever the run stops). Default 100. */
   readonly snapshotEvery?: number;
 }

@@ -7,6 +7,7 @@ import { newRunId, systemClock } from './clock.js';
 import { Driver } from './driver.js';
 import { deepFreeze } from './freeze.js';
 import { Journal } from './journal.js';
+import { reuseIndex } from './reuse.js';
 import type { RunOptions, RunResult } from './run-types.js';
 
 /** Default run-level step limit: generous for real graphs, small enough to stop a runaway fast. */
@@ -55,7 +56,17 @@ export async function run<S, I>(
   const ledger = options.store
     ? storeLedger(options.store, runId, () => clock.now())
     : memoryLedger();
-  const driver = new Driver(g, { ...options, ledger, ...(journal && { journal }) });
+  const reuse =
+    options.reuseFrom === undefined
+      ? undefined
+      : await reuseIndex(options.store!, options.reuseFrom);
+  const driver = new Driver(g, {
+    ...options,
+    ledger,
+    hashInputs: options.store !== undefined,
+    ...(journal && { journal }),
+    ...(reuse && { reuse }),
+  });
   return driver.drive(snapshot, [{ type: 'started' }]) as Promise<RunResult<S>>;
 }
 
@@ -76,6 +87,9 @@ export function checkOptions(options: RunOptions): void {
   }
   if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps > 0)) {
     bad('maxSteps', maxSteps, 'must be a whole number >= 1');
+  }
+  if (options.reuseFrom !== undefined && options.store === undefined) {
+    bad('reuseFrom', options.reuseFrom, 'needs a store: outputs are reused from a stored run');
   }
   const every = options.snapshotEvery;
   if (every !== undefined && !(Number.isInteger(every) && every > 0)) {

@@ -128,7 +128,15 @@ export type Snapshot =
 /** Inputs of the transition function: what happened since the last snapshot. */
 export type RunEvent =
   | { readonly type: 'started' }
-  | { readonly type: 'completed'; readonly activation: string; readonly update: unknown }
+  | {
+      readonly type: 'completed';
+      readonly activation: string;
+      readonly update: unknown;
+      /** Hash of the activation's inputs (with a store): what a later run may reuse it by. */
+      readonly inputHash?: string;
+      /** The update was read back from an earlier run with the same inputs, not computed. */
+      readonly reused?: true;
+    }
   | { readonly type: 'failed'; readonly activation: string; readonly error: ErrorValue }
   | { readonly type: 'cancelled'; readonly reason: string }
   | { readonly type: 'deadline'; readonly timeoutMs: number }

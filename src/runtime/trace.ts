@@ -13,6 +13,8 @@ export interface TraceEntry {
   readonly status: 'succeeded' | 'failed' | 'cancelled';
   /** True when a failed attempt was followed by another attempt. */
   readonly retried: boolean;
+  /** Set when the node did not run: its output was reused from an earlier run with the same inputs. */
+  readonly reused?: true;
   readonly error?: {
     readonly code: ErrorCode;
     readonly class: ErrorClass;
