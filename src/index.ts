@@ -43,6 +43,8 @@ export type { Clock } from './runtime/clock.js';
 export { loadTrace } from './runtime/history.js';
 export type { ResumeOptions } from './runtime/resume.js';
 export { resume } from './runtime/resume.js';
+export type { RewindOptions } from './runtime/rewind.js';
+export { rewind } from './runtime/rewind.js';
 export { defaultMaxSteps, run } from './runtime/run.js';
 export type { RunOptions, RunResult } from './runtime/run-types.js';
 export type {

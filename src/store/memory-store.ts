@@ -87,6 +87,10 @@ export class MemoryStore implements Store {
     return { run: rows.run, snapshot, events: rows.events.filter((e) => e.seq > snapshot.seq) };
   }
 
+  async snapshotAt(runId: string, seq: number): Promise<{ seq: number; data: string } | undefined> {
+    return this.#runs.get(runId)?.snapshots.findLast((s) => s.seq <= seq);
+  }
+
   async getRun(runId: string): Promise<RunRecord | undefined> {
     return this.#runs.get(runId)?.run;
   }

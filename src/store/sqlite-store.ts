@@ -70,6 +70,8 @@ const statements = {
   insertEvent: 'INSERT INTO events (run_id, seq, at, event, trace) VALUES (?, ?, ?, ?, ?)',
   insertSnapshot: 'INSERT INTO snapshots (run_id, seq, data) VALUES (?, ?, ?)',
   latestSnapshot: 'SELECT seq, data FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
+  snapshotAt:
+    'SELECT seq, data FROM snapshots WHERE run_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1',
   eventsAfter: 'SELECT seq, at, event, trace FROM events WHERE run_id = ? AND seq > ? ORDER BY seq',
   listRuns: `SELECT * FROM runs
     WHERE (@statuses IS NULL OR status IN (SELECT value FROM json_each(@statuses)))
@@ -222,6 +224,13 @@ export class SqliteStore implements Store {
           key: commit.seq,
         });
       }
+    });
+  }
+
+  async snapshotAt(runId: string, seq: number): Promise<{ seq: number; data: string } | undefined> {
+    return this.#read(() => {
+      const row = this.#sql.snapshotAt.get(runId, seq) as Row | undefined;
+      return row === undefined ? undefined : readSnapshot(row, runId);
     });
   }
 

@@ -153,6 +153,11 @@ export interface Store {
   /** The run with its latest snapshot and the events after it; undefined if there is no such run. */
   loadRun(runId: string): Promise<LoadedRun | undefined>;
   getRun(runId: string): Promise<RunRecord | undefined>;
+  /** The latest snapshot at or before `seq` (a run always has one at 0); undefined for no such run. */
+  snapshotAt(
+    runId: string,
+    seq: number,
+  ): Promise<{ readonly seq: number; readonly data: string } | undefined>;
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
   /** Committed events after `afterSeq` (default 0: all), in order. */
   events(runId: string, afterSeq?: number): Promise<StoredEvent[]>;

@@ -157,6 +157,15 @@ export function storeConformance(name: string, makeStore: () => Promise<StoreFix
         });
       });
 
+      it('snapshotAt returns the latest snapshot at or before a seq, for rewinding', async () => {
+        await store.createRun(newRun('r1'));
+        await commitSteps(store, 'r1', 1, 7, [3, 5]);
+        expect((await store.snapshotAt('r1', 0))?.seq).toBe(0);
+        expect(await store.snapshotAt('r1', 4)).toEqual({ seq: 3, data: '{"at":3}' });
+        expect((await store.snapshotAt('r1', 99))?.seq).toBe(5);
+        expect(await store.snapshotAt('nope', 3)).toBeUndefined();
+      });
+
       it('a run that stopped with a snapshot loads with no events to replay', async () => {
         await store.createRun(newRun('r1'));
         await commitSteps(store, 'r1', 1, 2);
