@@ -177,3 +177,74 @@ describe.each(stores)('rewinding a run, with the %s store', (_name, makeStore) =
     expect(await code(rewind(store, g, 'nope', { to: 'draft' }))).toBe('RUN_NOT_FOUND');
   });
 });
+
+describe('a fact-check failure caused upstream', () => {
+  it('routes back to draft as a value with the finding as input; earlier steps do not run again', async () => {
+    const calls: Record<string, number> = {};
+    const count = (name: string) => {
+      calls[name] = (calls[name] ?? 0) + 1;
+    };
+    const checked: string[] = [];
+    const g = graph('changelog-post', { state: Blog })
+      .node('fetch', () => {
+        count('fetch');
+        return { changelog: ['2.4: prices now in cents'] };
+      })
+      .node('select', (s) => {
+        count('select');
+        return { selected: s.changelog };
+      })
+      .node('outline', (s) => {
+        count('outline');
+        return { outline: s.selected };
+      })
+      .node(
+        'draft',
+        (s) => {
+          count('draft');
+          // The first draft adds a claim the changelog does not contain; the second drops it.
+          const claims =
+            s.findings.length > 0 ? s.outline : [...s.outline, '2.4: free for students'];
+          return { draft: claims.join('\n') };
+        },
+        { visits: 3 },
+      )
+      .node('fact-check', (s) => {
+        count('fact-check');
+        checked.push(s.draft);
+        const unsupported = s.draft.split('\n').filter((claim) => !s.changelog.includes(claim));
+        return { findings: unsupported.map((claim) => `not in the changelog: ${claim}`) };
+      })
+      .node('publish', () => ({ url: 'done' }), { terminal: true })
+      .edge('fetch', 'select')
+      .edge('select', 'outline')
+      .edge('outline', 'draft')
+      .edge('draft', 'fact-check')
+      .route('fact-check', (s) => (s.findings.length > 0 ? 'draft' : 'publish'), [
+        'draft',
+        'publish',
+      ])
+      .entry('fetch')
+      .compile();
+
+    const result = await run(g, { version: '2.4' });
+
+    expect(result.status).toBe('succeeded');
+    expect(calls).toEqual({ fetch: 1, select: 1, outline: 1, draft: 2, 'fact-check': 2 });
+    expect(checked).toEqual([
+      '2.4: prices now in cents\n2.4: free for students',
+      '2.4: prices now in cents',
+    ]);
+    expect(result.errors).toEqual([]);
+    expect(result.trace.path).toEqual([
+      'fetch',
+      'select',
+      'outline',
+      'draft',
+      'fact-check',
+      'draft',
+      'fact-check',
+      'publish',
+    ]);
+  });
+});
