@@ -1,9 +1,9 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSrc, random, root, sleep, startChild } from './harness.js';
 
 // Real processes, really killed: a child runs graphs on a SQLite file and is SIGKILLed at a
 // random moment; the next child resumes what it left running. Seeded, so a failure replays:
@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const seed = Number(process.env.WAYMARK_CRASH_SEED ?? 20_261_130);
 const targetKills = Number(process.env.WAYMARK_CRASH_KILLS ?? 200);
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const child = join(root, 'test/crash/child.mjs');
 const activations = [
   'fetch:1',
@@ -26,61 +25,14 @@ let work: string;
 let build: string;
 
 beforeAll(() => {
-  mkdirSync(join(root, 'test/.tmp'), { recursive: true });
-  work = mkdtempSync(join(root, 'test/.tmp/crash-'));
-  build = join(work, 'build');
-  // Plain JavaScript starts in a fraction of the time a TypeScript loader takes, and the test
-  // starts a few hundred processes.
-  const tsc = join(root, 'node_modules/typescript/bin/tsc');
-  execFileSync(process.execPath, [
-    tsc,
-    '-p',
-    join(root, 'tsconfig.build.json'),
-    '--outDir',
-    build,
-    '--declaration',
-    'false',
-    '--declarationMap',
-    'false',
-    '--sourceMap',
-    'false',
-  ]);
+  ({ work, build } = buildSrc('crash'));
 }, 120_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** mulberry32: a small seeded generator, so the kill schedule is reproducible. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 function start(db: string, log: string, total: number) {
-  const proc = spawn(process.execPath, [child, build, db, log, String(total)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  proc.stderr!.on('data', (d) => {
-    stderr += String(d);
-  });
-  const ready = new Promise<void>((resolve) => {
-    proc.stdout!.on('data', (d) => {
-      if (String(d).includes('ready')) resolve();
-    });
-  });
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    proc.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { proc, ready, exit, stderr: () => stderr };
+  return startChild(child, [build, db, log, String(total)]);
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('crash safety with real processes', () => {
   it(
