@@ -23,6 +23,7 @@ export const errorCodes = [
   'NODE_TIMEOUT',
   // effects
   'EFFECT_NAME_REUSED',
+  'EFFECT_NAME_INVALID',
   'EFFECT_RESULT_INVALID',
   // run-level stops
   'RUN_CANCELLED',

@@ -54,7 +54,7 @@ export class AttemptContext implements NodeContext {
     if (typeof name !== 'string' || name.length === 0) {
       return Promise.reject(
         new WaymarkError(
-          'EFFECT_NAME_REUSED',
+          'EFFECT_NAME_INVALID',
           `node "${this.node}" called ctx.effect without a name`,
           { retryable: false },
         ),

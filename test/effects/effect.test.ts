@@ -165,3 +165,17 @@ describe('ctx.effect', () => {
     expect(result.status === 'failed' && result.error.code).toBe('EFFECT_RESULT_INVALID');
   });
 });
+
+describe('ctx.effect names', () => {
+  it('refuses an effect without a name: the name is part of its key', async () => {
+    const g = graph('nameless', { state: State })
+      .node('publish', async (_s, ctx) => {
+        await ctx.effect('', () => 'x');
+      })
+      .edge('publish', END)
+      .entry('publish')
+      .compile();
+    const result = await run(g, {});
+    expect(result.status === 'failed' && result.error.code).toBe('EFFECT_NAME_INVALID');
+  });
+});
