@@ -3,6 +3,7 @@ import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Store, WaitRecord } from '../store/store.js';
 import { type Clock, systemClock } from './clock.js';
+import { schemaMismatch } from './schema-mismatch.js';
 import type { WaitRequest } from './waits.js';
 
 /** Options of {@link answer}. */
@@ -54,15 +55,10 @@ export async function answer(
   }
   const parsed = schemaOf(wait, options.graph as CompiledGraph | undefined).safeParse(value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => ({
-      path: i.path.map(String),
-      message: i.message,
-    }));
-    const first = issues[0];
-    throw new WaymarkError(
+    throw schemaMismatch(
       'ANSWER_INVALID',
-      `the answer to "${wait.node}" does not match its schema: ${first?.path.join('.') || '(root)'}: ${first?.message}`,
-      { retryable: false, details: issues },
+      `the answer to "${wait.node}" does not match its schema`,
+      parsed.error,
     );
   }
   const clock = options.clock ?? systemClock;

@@ -9,6 +9,7 @@ import { deepFreeze } from './freeze.js';
 import { Journal } from './journal.js';
 import { reuseIndex } from './reuse.js';
 import type { RunOptions, RunResult } from './run-types.js';
+import { schemaMismatch } from './schema-mismatch.js';
 
 /** Default run-level step limit: generous for real graphs, small enough to stop a runaway fast. */
 export const defaultMaxSteps = 10_000;
@@ -29,18 +30,10 @@ export async function run<S, I>(
 ): Promise<RunResult<S>> {
   const parsed = graph.schema.safeParse(input);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => ({
-      path: i.path.map(String),
-      message: i.message,
-    }));
-    const first = issues[0];
-    throw new WaymarkError(
+    throw schemaMismatch(
       'INPUT_INVALID',
-      `input does not match the state of "${graph.name}": ${first?.path.join('.') || '(root)'}: ${first?.message}`,
-      {
-        details: issues,
-        retryable: false,
-      },
+      `input does not match the state of "${graph.name}"`,
+      parsed.error,
     );
   }
   checkOptions(options);
