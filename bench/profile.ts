@@ -1,7 +1,8 @@
 // CPU profile of one waymark workload, summarized per function and per source file, so the
 // per-step costs can be named. Not part of `npm run bench`: it measures waymark alone.
 //
-//   node --import tsx bench/profile.ts [chain|loop|build|validate] [--seconds 5] [--lines]
+//   node --import tsx bench/profile.ts [chain|loop|fanout|sqlite|build|validate] [--seconds 5]
+//                                      [--lines]
 //                                      [--ref <git-rev> | --source]
 //
 // It warms the workload up for 3 s, then samples it with the V8 profiler (through
@@ -14,12 +15,12 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { SourceMap } from 'node:module';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { buildWaymark, repoRoot } from './lib/build-waymark.js';
 
-const workloads = ['chain', 'loop', 'build', 'validate'] as const;
+const workloads = ['chain', 'loop', 'fanout', 'sqlite', 'build', 'validate'] as const;
 type Workload = (typeof workloads)[number];
 
 const args = process.argv.slice(2);
@@ -43,7 +44,8 @@ if (!args.includes('--source')) {
 }
 // Imported after the build is chosen: lib/waymark.ts reads BENCH_WAYMARK_BUILD when it loads.
 const graphs = await import('./lib/graphs.js');
-const { wm, waymarkOrigin } = await import('./lib/waymark.js');
+const { wm, waymarkOrigin, loadWaymarkSqlite } = await import('./lib/waymark.js');
+const { tempDir } = await import('./lib/sqlite.js');
 
 /** One call of the workload; returns the units it did (node steps, or 1 graph). */
 async function makeWorkload(): Promise<{ unit: string; call: () => Promise<number> }> {
@@ -66,6 +68,32 @@ async function makeWorkload(): Promise<{ unit: string; call: () => Promise<numbe
         call: async () => {
           const r = await wm.run(g, { i: 0 }, { maxSteps: graphs.stepLimit });
           if (r.state.i !== 1000) throw new Error('profile: loop result is wrong');
+          return r.steps;
+        },
+      };
+    }
+    case 'fanout': {
+      const g = graphs.waymarkFanOut(100);
+      const items = Array.from({ length: 100 }, (_, i) => i);
+      return {
+        unit: 'branch',
+        call: async () => {
+          const r = await wm.run(g, { items, out: [] });
+          if (r.state.out.length !== 100) throw new Error('profile: fanout result is wrong');
+          return 100;
+        },
+      };
+    }
+    case 'sqlite': {
+      // The loop again, durable: SqliteStore on a temp file, a commit per step.
+      const { SqliteStore } = await loadWaymarkSqlite();
+      const store = new SqliteStore({ path: join(tempDir('profile'), 'waymark.db') });
+      const g = graphs.waymarkLoop(1000);
+      return {
+        unit: 'step',
+        call: async () => {
+          const r = await wm.run(g, { i: 0 }, { store, maxSteps: graphs.stepLimit });
+          if (r.state.i !== 1000) throw new Error('profile: sqlite loop result is wrong');
           return r.steps;
         },
       };

@@ -1,6 +1,6 @@
 // Runs the benchmark scenarios, each in a fresh child process, and prints one table.
 //
-//   npm run bench                      all scenarios (about 2-3 minutes)
+//   npm run bench                      all scenarios (about 4-5 minutes)
 //   npm run bench -- chain loop        only these
 //   npm run bench -- --quick           short warm-up and 3 repetitions: a smoke test, not numbers
 //   npm run bench -- --ref HEAD        measure the tsc build of a commit, not the working tree
@@ -21,8 +21,19 @@ import { type Row, resultPrefix, type ScenarioReport } from './lib/report.js';
 const scenarios: Readonly<Record<string, string>> = {
   chain: '100-node chain, async nodes, in memory: waymark vs LangGraph.js',
   loop: '2-node loop x1,000, async nodes, in memory: waymark vs LangGraph.js',
+  fanout: '100-way map fan-out + append join, in memory: waymark vs LangGraph.js Send',
+  sqlite: 'chain and loop persisted to SQLite: waymark SqliteStore vs LangGraph.js SqliteSaver',
+  resume: 'resume after 10 vs 10,000 steps, and SQLite file size after 1,000 appends',
   build: 'declare + compile a 10,000-node chain: waymark vs LangGraph.js',
   validate: 'validate generated 10k/20k/40k-node graphs: growth per doubling',
+};
+
+/**
+ * Scenarios measured in more than one child process: each entry is the arguments of one child,
+ * which runs alone in a fresh process like every scenario.
+ */
+const parts: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  sqlite: [['chain'], ['loop']],
 };
 
 const flags = new Set<string>();
@@ -82,9 +93,9 @@ if (!flags.has('--source')) {
   extra.BENCH_WAYMARK_ORIGIN = built.origin;
 }
 
-function runScenario(name: string): Promise<ScenarioReport> {
+function runScenario(name: string, args: readonly string[]): Promise<ScenarioReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `bench/${name}.ts`], {
+    const child = spawn(process.execPath, ['--import', 'tsx', `bench/${name}.ts`, ...args], {
       cwd: repoRoot,
       env: childEnv(extra),
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -98,7 +109,8 @@ function runScenario(name: string): Promise<ScenarioReport> {
     child.on('close', (code) => {
       const line = out.split('\n').find((l) => l.startsWith(resultPrefix));
       if (code !== 0 || line === undefined) {
-        reject(new Error(`scenario ${name} exited with ${code}${line ? '' : ', no result'}`));
+        const what = [name, ...args].join(' ');
+        reject(new Error(`scenario ${what} exited with ${code}${line ? '' : ', no result'}`));
         return;
       }
       resolve(JSON.parse(line.slice(resultPrefix.length)) as ScenarioReport);
@@ -113,10 +125,15 @@ const reports: ScenarioReport[] = [];
 const failures: string[] = [];
 for (const name of selected) {
   process.stderr.write(`running ${name}: ${scenarios[name]}\n`);
-  try {
-    reports.push(await runScenario(name));
-  } catch (error) {
-    failures.push(error instanceof Error ? error.message : String(error));
+  for (const args of parts[name] ?? [[]]) {
+    const childStart = Date.now();
+    try {
+      reports.push(await runScenario(name, args));
+    } catch (error) {
+      failures.push(error instanceof Error ? error.message : String(error));
+    }
+    const took = ((Date.now() - childStart) / 1000).toFixed(0);
+    process.stderr.write(`  ${[name, ...args].join(' ')} took ${took} s\n`);
   }
 }
 const seconds = (Date.now() - startedAt) / 1000;
@@ -137,7 +154,7 @@ function line(row: Row): string[] {
   return [
     row.measure,
     row.text ?? cell(row.waymark, row.unit),
-    cell(row.peer, row.unit),
+    row.peerText ?? cell(row.peer, row.unit),
     row.ratio === undefined ? '' : `${num(row.ratio)}x`,
     row.target ?? '',
     row.met === undefined ? '' : row.met ? 'yes' : 'NO',
@@ -164,7 +181,8 @@ process.stdout.write(
     format(widths.map((w) => '-'.repeat(w))),
     ...body.map(format),
     '',
-    'Per-step us = run time / node executions (LangGraph.js without a checkpointer).',
+    'Per-step us = run time / node executions (LangGraph.js without a checkpointer, except in the SQLite rows).',
+    ...reports.flatMap((r) => r.notes ?? []),
     'XState reference (BENCHMARKS.md, same machine kind): async transition 34-39 us/step.',
     // The benchmark itself keeps one core busy, so ~1 is its own load.
     ...(loadBefore > env.cores * 0.75

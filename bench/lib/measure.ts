@@ -14,6 +14,11 @@ export interface Contender {
   readonly units: number;
   /** Does the work once and throws when the result is wrong, so a broken run cannot look fast. */
   readonly call: () => Promise<Parts | undefined>;
+  /**
+   * Untimed work before every call, e.g. putting a stored run back as it was so each call resumes
+   * the same run. With it, each call is timed on its own and the preparation is left out.
+   */
+  readonly prepare?: () => Promise<void>;
 }
 
 /** Summary of the per-repetition values. */
@@ -87,6 +92,7 @@ export async function compare(
     for (const [k, contender] of contenders.entries()) {
       const sliceStart = performance.now();
       do {
+        await contender.prepare?.();
         const t = performance.now();
         await contender.call();
         warm[k]!.push(performance.now() - t);
@@ -112,14 +118,21 @@ export async function compare(
       const contender = contenders[k]!;
       const calls = callsPerRep[k]!;
       const sums = new Map<string, number>();
-      const t = performance.now();
+      const prepare = contender.prepare;
+      let elapsed = 0;
+      let t = performance.now();
       for (let c = 0; c < calls; c++) {
+        if (prepare !== undefined) {
+          await prepare();
+          t = performance.now();
+        }
         const reported = await contender.call();
+        if (prepare !== undefined) elapsed += performance.now() - t;
         if (reported === undefined) continue;
         for (const [name, ms] of Object.entries(reported))
           sums.set(name, (sums.get(name) ?? 0) + ms);
       }
-      const elapsed = performance.now() - t;
+      if (prepare === undefined) elapsed = performance.now() - t;
       perUnit[k]!.push((elapsed / (calls * contender.units)) * scale);
       for (const [name, total] of sums) {
         const list = parts[k]!.get(name) ?? [];

@@ -11,8 +11,10 @@ export interface Row {
   readonly peer?: Stat;
   /** peer / waymark: the median of the per-repetition ratios (see `pairedRatio`). */
   readonly ratio?: number;
-  /** Free text for rows that are not a time, e.g. growth ratios. */
+  /** Free text for rows that are not a time, e.g. growth ratios or bytes. */
   readonly text?: string;
+  /** The same for the peer's column. */
+  readonly peerText?: string;
   readonly target?: string;
   /** Whether the target was met; printed, never asserted. */
   readonly met?: boolean;
@@ -26,6 +28,8 @@ export interface ScenarioReport {
   /** The peer's display name, when the scenario compares against one. */
   readonly peerName?: string;
   readonly rows: readonly Row[];
+  /** Lines printed under the table: settings each side used, what a row leaves out. */
+  readonly notes?: readonly string[];
   /** Everything else worth keeping: calls per repetition, warm-up calls, sub-timings. */
   readonly details: Readonly<Record<string, unknown>>;
 }

@@ -5,6 +5,7 @@
 
 import { pathToFileURL } from 'node:url';
 import type * as Waymark from '../../src/index.js';
+import type * as WaymarkSqlite from '../../src/sqlite.js';
 
 const build = process.env.BENCH_WAYMARK_BUILD;
 
@@ -16,3 +17,13 @@ export const wm: typeof Waymark = build
 export const waymarkOrigin = build
   ? (process.env.BENCH_WAYMARK_ORIGIN ?? 'tsc build of src/')
   : 'src/ through tsx (esbuild transform)';
+
+/**
+ * The `waymark/sqlite` entry of the same build (or src/sqlite.ts through tsx). A function, not a
+ * top-level import, so only the scenarios that use it load better-sqlite3.
+ */
+export async function loadWaymarkSqlite(): Promise<typeof WaymarkSqlite> {
+  return build
+    ? await import(new URL('sqlite.js', pathToFileURL(build)).href)
+    : await import('../../src/sqlite.js');
+}
