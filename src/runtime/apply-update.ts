@@ -85,6 +85,25 @@ export function mergeFields(graph: CompiledGraph, state: State, fields: State): 
   return Object.freeze(next);
 }
 
+/**
+ * Folds many parsed updates into a state in order, freezing each touched field once at the end:
+ * a join merging n branches into an append field walks the list once, not n times.
+ */
+export function mergeAll(graph: CompiledGraph, state: State, updates: readonly State[]): State {
+  if (updates.length === 0) return state;
+  const next: Record<string, unknown> = { ...state };
+  const touched = new Set<string>();
+  for (const fields of updates) {
+    for (const key in fields) {
+      const reducer = graph.reducers.get(key);
+      next[key] = reducer === undefined ? fields[key] : reducer.apply(next[key], fields[key]);
+      touched.add(key);
+    }
+  }
+  for (const key of touched) deepFreeze(next[key]);
+  return Object.freeze(next);
+}
+
 function refuse(code: ErrorCode, message: string, details?: unknown): UpdateResult {
   return details === undefined
     ? { ok: false, code, message }

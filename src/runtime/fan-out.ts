@@ -3,7 +3,7 @@ import type { ErrorValue } from '../error/error-value.js';
 import { errorValue } from '../error/error-value.js';
 import type { RuntimeNode } from '../graph/compiled.js';
 import type { FanOutDef, JoinDef } from '../graph/types.js';
-import { mergeFields } from './apply-update.js';
+import { mergeAll } from './apply-update.js';
 import type { Draft } from './draft.js';
 import type { Activation, Branch, BranchRef, FanOut } from './snapshot.js';
 
@@ -140,10 +140,9 @@ function settle(d: Draft, id: string): boolean {
   const join = node(d, fanOut.join);
   const def: JoinDef = join.join?.def ?? { policy: { kind: 'all' } };
   const n = fanOut.branches.length;
-  const failed = fanOut.branches.filter((b) => b.status === 'failed').length;
-  const open = fanOut.branches.filter(
-    (b) => b.status === 'queued' || b.status === 'running',
-  ).length;
+  // Counters, not scans: settle runs on every branch event, and a scan made a branch cost O(n).
+  const { failed } = fanOut;
+  const open = n - fanOut.started + fanOut.running;
   const successes = fanOut.successes.length;
   const policy = def.policy;
   const needed = policy.kind === 'quorum' ? policy.k : policy.kind === 'any' ? Math.min(1, n) : 0;
@@ -224,12 +223,11 @@ function bestOf(d: Draft, fanOut: FanOut, join: RuntimeNode): number | undefined
 function resolve(d: Draft, fanOut: FanOut, join: RuntimeNode, winners: readonly number[]): void {
   const cancelled = cancelOpen(d, fanOut);
   const merged = [...winners].sort((a, b) => a - b);
-  let state = d.state;
-  for (const index of merged) {
-    for (const fields of fanOut.branches[index]!.updates)
-      state = mergeFields(d.graph, state, fields);
-  }
-  d.state = state;
+  d.state = mergeAll(
+    d.graph,
+    d.state,
+    merged.flatMap((index) => fanOut.branches[index]!.updates),
+  );
   close(d, fanOut.id);
   d.enqueue(join.def.name, fanOut.id, { join: summary(fanOut, merged, cancelled) });
 }
