@@ -70,7 +70,10 @@ export class MemoryStore implements Store {
       );
     }
     rows.events.push({ seq: commit.seq, at: commit.at, event: commit.event, trace: commit.trace });
-    if (commit.snapshot !== null) rows.snapshots.push({ seq: commit.seq, data: commit.snapshot });
+    if (commit.snapshot !== null) {
+      // The first and the newest snapshots are the only ones ever read: keep just those.
+      rows.snapshots = [rows.snapshots[0]!, { seq: commit.seq, data: commit.snapshot }];
+    }
     rows.run = {
       ...rows.run,
       seq: commit.seq,

@@ -69,6 +69,8 @@ const statements = {
     WHERE id = @runId AND seq = @seq - 1`,
   insertEvent: 'INSERT INTO events (run_id, seq, at, event, trace) VALUES (?, ?, ?, ?, ?)',
   insertSnapshot: 'INSERT INTO snapshots (run_id, seq, data) VALUES (?, ?, ?)',
+  // Between the first snapshot and the newest, none is ever read again: keep storage linear.
+  pruneSnapshots: 'DELETE FROM snapshots WHERE run_id = ? AND seq > 0 AND seq < ?',
   latestSnapshot: 'SELECT seq, data FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
   snapshotAt:
     'SELECT seq, data FROM snapshots WHERE run_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1',
@@ -215,8 +217,10 @@ export class SqliteStore implements Store {
       if (!advanced) throw conflict(runId, run.seq, commit.seq);
       try {
         this.#sql.insertEvent.run(runId, commit.seq, commit.at, commit.event, commit.trace);
-        if (commit.snapshot !== null)
+        if (commit.snapshot !== null) {
           this.#sql.insertSnapshot.run(runId, commit.seq, commit.snapshot);
+          this.#sql.pruneSnapshots.run(runId, commit.seq);
+        }
       } catch (error) {
         // Rows past the run's seq can only come from damage: say so rather than leak SQLite's words.
         if ((error as { code?: unknown }).code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') throw error;

@@ -7,6 +7,9 @@
  * node's update, so its size follows the update, not the state), in one transaction with the
  * run's new sequence number and status. Every K steps, and whenever the run stops, the commit
  * also carries a full snapshot. Loading reads the latest snapshot and the events after it.
+ * A store keeps a run's first snapshot (rewind replays from it) and its newest (load starts from
+ * it); the ones in between are dropped when a newer one is written, so storage grows with the
+ * events, not with the number of snapshots times the state.
  */
 
 /** The on-disk format of runs, snapshots and events; bumped on any incompatible change. */
@@ -153,7 +156,10 @@ export interface Store {
   /** The run with its latest snapshot and the events after it; undefined if there is no such run. */
   loadRun(runId: string): Promise<LoadedRun | undefined>;
   getRun(runId: string): Promise<RunRecord | undefined>;
-  /** The latest snapshot at or before `seq` (a run always has one at 0); undefined for no such run. */
+  /**
+   * The latest kept snapshot at or before `seq` (a run always keeps the one at 0, and its newest);
+   * undefined for no such run.
+   */
   snapshotAt(
     runId: string,
     seq: number,

@@ -157,13 +157,14 @@ export function storeConformance(name: string, makeStore: () => Promise<StoreFix
         });
       });
 
-      it('snapshotAt returns the latest snapshot at or before a seq, for rewinding', async () => {
+      it('keeps only the first and the newest snapshot: snapshotAt finds the first for rewinding', async () => {
         await store.createRun(newRun('r1'));
         await commitSteps(store, 'r1', 1, 7, [3, 5]);
         expect((await store.snapshotAt('r1', 0))?.seq).toBe(0);
-        expect(await store.snapshotAt('r1', 4)).toEqual({ seq: 3, data: '{"at":3}' });
-        expect((await store.snapshotAt('r1', 99))?.seq).toBe(5);
+        expect((await store.snapshotAt('r1', 4))?.seq).toBe(0); // the one at 3 was dropped for 5
+        expect(await store.snapshotAt('r1', 99)).toEqual({ seq: 5, data: '{"at":5}' });
         expect(await store.snapshotAt('nope', 3)).toBeUndefined();
+        expect((await store.usage('r1')).snapshots).toBe(2);
       });
 
       it('a run that stopped with a snapshot loads with no events to replay', async () => {
