@@ -310,19 +310,24 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
     }
   }
 
-  // Cycles that can repeat forever: cycles among nodes without a visit cap.
-  for (const component of cyclicComponents(exits, (i) => nodes[i]!.visits === undefined)) {
+  // Cycles that can repeat forever: cycles among nodes without a visit cap. Such a cycle lies
+  // inside a cyclic component of the whole graph, so the uncapped search only looks there; a
+  // graph without cycles (a long chain) pays for one walk, not two.
+  const inCycle = new Uint8Array(n);
+  const repeatable = new Set<string>();
+  for (const component of cyclicComponents(exits, () => true)) {
+    for (const i of component) {
+      inCycle[i] = 1;
+      if (findRepeatable) repeatable.add(nodes[i]!.name);
+    }
+  }
+  const uncapped = (i: number) => inCycle[i] === 1 && nodes[i]!.visits === undefined;
+  for (const component of cyclicComponents(exits, uncapped)) {
     const names = component.map((i) => nodes[i]!.name);
     const shown = names.length > 8 ? `${names.slice(0, 8).join(' -> ')} ...` : names.join(' -> ');
     report('CYCLE_UNCAPPED', `the cycle ${shown} has no visit cap on any of its nodes`, {
       node: names[0]!,
     });
-  }
-  const repeatable = new Set<string>();
-  if (findRepeatable) {
-    for (const component of cyclicComponents(exits, () => true)) {
-      for (const i of component) repeatable.add(nodes[i]!.name);
-    }
   }
   checkParallel(
     { def, nodes, exits, toEnd, report },
