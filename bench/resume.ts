@@ -85,13 +85,26 @@ const restorer = new Database(wmPath);
 const restoreSql = {
   events: restorer.prepare('DELETE FROM events WHERE run_id = ? AND seq > ?'),
   snapshots: restorer.prepare('DELETE FROM snapshots WHERE run_id = ? AND seq > ?'),
+  // A store keeps only a run's first and newest snapshot: a resume's own snapshot drops the one
+  // the run had, so putting the run back re-inserts the snapshots it had before the call.
+  keptSnapshots: restorer.prepare('SELECT seq, data FROM snapshots WHERE run_id = ?'),
+  reinsert: restorer.prepare(
+    'INSERT OR IGNORE INTO snapshots (run_id, seq, data) VALUES (?, ?, ?)',
+  ),
   run: restorer.prepare(
     'UPDATE runs SET seq = ?, status = ?, error = ?, updated_at = ? WHERE id = ?',
   ),
 };
+const kept = new Map<string, { seq: number; data: string }[]>();
 const restore = restorer.transaction((first: RunRecord) => {
+  let snapshots = kept.get(first.id);
+  if (snapshots === undefined) {
+    snapshots = restoreSql.keptSnapshots.all(first.id) as { seq: number; data: string }[];
+    kept.set(first.id, snapshots);
+  }
   restoreSql.events.run(first.id, first.seq);
   restoreSql.snapshots.run(first.id, first.seq);
+  for (const snapshot of snapshots) restoreSql.reinsert.run(first.id, snapshot.seq, snapshot.data);
   restoreSql.run.run(first.seq, first.status, first.error, first.updatedAt, first.id);
 });
 
