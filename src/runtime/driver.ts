@@ -64,6 +64,9 @@ export class Driver {
         for (const command of result.commands) {
           if (command.type === 'abort') this.#abort(command.activations);
         }
+        // The run stops here: attempts still in flight are recorded as cancelled in this commit.
+        const stopping = snapshot.status !== 'running' && queued.length === 0;
+        if (stopping) this.#recordAbandoned(snapshot);
         // Write-ahead: the step is durable before any node it schedules starts.
         if (journal !== undefined)
           await journal.record(event, snapshot, this.#entries.slice(traced));
@@ -92,7 +95,6 @@ export class Driver {
       this.#stopped.abort(reason);
       for (const controller of this.#branchSignals.values()) controller.abort(reason);
     }
-    this.#recordAbandoned(snapshot);
     return resultOf(snapshot, traceOf(this.#entries));
   }
 

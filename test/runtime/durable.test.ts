@@ -409,3 +409,26 @@ describe.each(stores)('with the %s store', (_name, makeStore) => {
     });
   });
 });
+
+describe('the stored trace of a cancelled run', () => {
+  it('includes the attempts that were in flight when it was cancelled', async () => {
+    const store = new MemoryStore();
+    const controller = new AbortController();
+    const g = graph('slow', { state: z.object({ n: z.number().default(0) }) })
+      .node(
+        'wait',
+        (_s, ctx) =>
+          new Promise<undefined>((resolve) => {
+            ctx.signal.addEventListener('abort', () => resolve(undefined));
+            setTimeout(() => controller.abort('stop'), 5);
+          }),
+      )
+      .edge('wait', END)
+      .entry('wait')
+      .compile();
+    const result = await run(g, {}, { store, signal: controller.signal });
+    expect(result.status).toBe('cancelled');
+    const stored = await loadTrace(store, result.runId);
+    expect(stored.entries.map((e) => [e.node, e.status])).toEqual([['wait', 'cancelled']]);
+  });
+});
