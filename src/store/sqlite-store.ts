@@ -274,7 +274,16 @@ export class SqliteStore implements Store {
       // SQLite reads a negative LIMIT as "no limit".
       limit: filter.limit === undefined ? -1 : Math.max(0, Math.trunc(filter.limit)),
     }) as Row[];
-    return rows.map((row) => readRun(row, String(row.id)));
+    // A row that cannot be read is left out rather than failing the whole listing: every other
+    // run stays usable, and loading the bad one still says STORE_CORRUPT.
+    return rows.flatMap((row) => {
+      try {
+        return [readRun(row, String(row.id))];
+      } catch (error) {
+        if ((error as { code?: unknown }).code === 'STORE_CORRUPT') return [];
+        throw error;
+      }
+    });
   }
 
   async events(runId: string, afterSeq = 0): Promise<StoredEvent[]> {

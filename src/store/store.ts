@@ -164,6 +164,7 @@ export interface Store {
     runId: string,
     seq: number,
   ): Promise<{ readonly seq: number; readonly data: string } | undefined>;
+  /** Runs matching the filter, newest first; a run whose row cannot be read is left out. */
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
   /** Committed events after `afterSeq` (default 0: all), in order. */
   events(runId: string, afterSeq?: number): Promise<StoredEvent[]>;

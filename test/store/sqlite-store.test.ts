@@ -205,6 +205,12 @@ describe('SqliteStore on a file', () => {
       await expect(store.commit('bad', step(5))).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
     });
 
+    it('a run row that cannot be read is left out of listings, which still list every other run', async () => {
+      raw().prepare("UPDATE runs SET status = 'sleeping' WHERE id = 'bad'").run();
+      expect((await store.listRuns()).map((r) => r.id)).toEqual(['good']);
+      await expect(store.loadRun('bad')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    });
+
     it('a run written in a newer store format is listed but refuses to load with STORE_VERSION_UNSUPPORTED', async () => {
       raw().prepare("UPDATE runs SET format = 99 WHERE id = 'bad'").run();
       await expect(store.loadRun('bad')).rejects.toMatchObject({
