@@ -13,14 +13,8 @@ import {
   run,
   type Store,
 } from '../../src/index.js';
-import { SqliteStore } from '../../src/sqlite.js';
 import { manualClock } from '../support/clock.js';
-
-// Every behaviour here holds for each store: the runtime sees only the Store contract.
-const stores: [string, () => Store][] = [
-  ['memory', () => new MemoryStore()],
-  ['sqlite', () => new SqliteStore({ path: ':memory:' })],
-];
+import { stores } from '../support/stores.js';
 
 const Pipeline = z.object({ log: z.array(z.string()).default([]) });
 

@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  answer,
-  graph,
-  isWaymarkError,
-  loadTrace,
-  MemoryStore,
-  person,
-  resume,
-  run,
-  type Store,
-} from '../../src/index.js';
-import { SqliteStore } from '../../src/sqlite.js';
+import { answer, graph, isWaymarkError, loadTrace, person, resume, run } from '../../src/index.js';
 import { manualClock } from '../support/clock.js';
+import { stores } from '../support/stores.js';
 
 const Post = z.object({
   title: z.string(),
@@ -51,11 +41,6 @@ function approvalGraph(calls: { count: number }, timeoutMs?: number) {
     .entry('count')
     .compile();
 }
-
-const stores: [string, () => Store][] = [
-  ['memory', () => new MemoryStore()],
-  ['sqlite', () => new SqliteStore({ path: ':memory:' })],
-];
 
 const code = (p: Promise<unknown>) =>
   p.then(

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  append,
-  END,
-  type GraphBuilder,
-  graph,
-  isWaymarkError,
-  MemoryStore,
-  run,
-  type Store,
-} from '../../src/index.js';
-import { SqliteStore } from '../../src/sqlite.js';
+import { append, END, type GraphBuilder, graph, isWaymarkError, run } from '../../src/index.js';
+import { stores } from '../support/stores.js';
 
 const Audit = z.object({
   system: z.string(),
@@ -85,11 +76,6 @@ function resilienceAudit(calls: Record<string, number>, withSynthesis: boolean) 
     .edge('synthesis', END)
     .compile();
 }
-
-const stores: [string, () => Store][] = [
-  ['memory', () => new MemoryStore()],
-  ['sqlite', () => new SqliteStore({ path: ':memory:' })],
-];
 
 describe.each(stores)(
   'reusing outputs across runs of an edited graph, with the %s store',

@@ -6,14 +6,12 @@ import {
   graph,
   isWaymarkError,
   loadTrace,
-  MemoryStore,
   person,
   resume,
   rewind,
   run,
-  type Store,
 } from '../../src/index.js';
-import { SqliteStore } from '../../src/sqlite.js';
+import { stores } from '../support/stores.js';
 
 const Blog = z.object({
   version: z.string(),
@@ -100,11 +98,6 @@ function changelogPost(calls: Record<string, number>) {
     .entry('fetch')
     .compile();
 }
-
-const stores: [string, () => Store][] = [
-  ['memory', () => new MemoryStore()],
-  ['sqlite', () => new SqliteStore({ path: ':memory:' })],
-];
 
 describe.each(stores)('rewinding a run, with the %s store', (_name, makeStore) => {
   it('reruns draft with the editor note, then fact-check and the approval; fetch, select and outline do not run', async () => {
