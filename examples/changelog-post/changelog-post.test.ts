@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   answer,
+  type EffectRecord,
   loadTrace,
   MemoryStore,
   type RunResult,
@@ -214,6 +215,34 @@ describe('the changelog-post example', () => {
     await run(changelogPost, input, { store, runId: 'r' });
     await expect(reply(store, 'r', { approve: 'yes' })).rejects.toThrow(/ANSWER_INVALID/);
     await expect(reply(store, 'r', { approved: true, note: 3 })).rejects.toThrow(/ANSWER_INVALID/);
+  });
+});
+
+/** A store that loses the first effect record, as if the process died right after the call. */
+class LosingStore extends MemoryStore {
+  lost = 0;
+  override async recordEffect(effect: EffectRecord): Promise<EffectRecord> {
+    if (this.lost++ === 0) throw new Error('connection lost before the ledger recorded the post');
+    return super.recordEffect(effect);
+  }
+}
+
+describe('publishing when the ledger misses the first call', () => {
+  it('sends the same key again and the CMS answers with the post it has: 1 post, 2 calls', async () => {
+    const store = new LosingStore();
+    await run(changelogPost, input, { store, runId: 'r' });
+
+    const done = await reply(store, 'r', { approved: true });
+
+    expect(done.status).toBe('succeeded');
+    expect(done.trace.entries.filter((e) => e.node === 'publish').map((e) => e.status)).toEqual([
+      'failed',
+      'succeeded',
+    ]);
+    const stored = readCms(cmsFile);
+    expect(stored.calls).toBe(2);
+    expect(Object.keys(stored.posts)).toEqual(['r/publish:1/publish']);
+    expect(done.state.published?.id).toBe('post-1');
   });
 });
 

@@ -111,7 +111,14 @@ export function changelogPost(writer: Writer = scripted) {
         const stored = await ctx.effect('publish', (key) => cms.publish(key, post));
         return { published: { id: stored.id, key: stored.key, url: stored.url } };
       },
-      { kind: 'effect', terminal: true, reads: ['version', 'draft'], writes: ['published'] },
+      {
+        kind: 'effect',
+        terminal: true,
+        // A repeated attempt sends the same key: the CMS returns the post it already has.
+        retry: { attempts: 3, backoffMs: 50 },
+        reads: ['version', 'draft'],
+        writes: ['published'],
+      },
     )
     .edge('fetch', 'select')
     .edge('select', 'outline')
