@@ -22,6 +22,8 @@ export type { Reducer } from './graph/reducers.js';
 export { append, max, mergeByKey, min, replace, sum, union } from './graph/reducers.js';
 export type {
   EdgeDef,
+  ExecOptions,
+  ExecResult,
   FanOutDef,
   GraphDef,
   JoinDef,

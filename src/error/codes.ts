@@ -25,6 +25,12 @@ export const errorCodes = [
   'EFFECT_NAME_REUSED',
   'EFFECT_NAME_INVALID',
   'EFFECT_RESULT_INVALID',
+  // processes (ctx.exec)
+  'EXEC_INVALID',
+  'EXEC_DENIED',
+  'EXEC_FAILED',
+  'EXEC_TIMEOUT',
+  'EXEC_ABORTED',
   // run-level stops
   'RUN_CANCELLED',
   'RUN_TIMEOUT',

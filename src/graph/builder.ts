@@ -60,6 +60,8 @@ export interface NodeOptions<S, W extends Field<S> = Field<S>> {
   readonly onError?: string;
   readonly reads?: readonly Field<S>[];
   readonly writes?: readonly W[];
+  /** Programs `ctx.exec` may start in this node, e.g. `['node', 'git']`; absent: none. */
+  readonly exec?: readonly string[];
   /** The node ends its path when it completes. */
   readonly terminal?: boolean;
   /** Bump when the node's behaviour changes. Default 1. */
@@ -140,6 +142,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
     if (options.onError !== undefined) def.onError = options.onError;
     if (options.reads !== undefined) def.reads = copyList(options.reads);
     if (options.writes !== undefined) def.writes = copyList(options.writes);
+    if (options.exec !== undefined) def.exec = copyList(options.exec);
     if (options.terminal !== undefined) def.terminal = options.terminal;
     // `tolerate` alone makes an all() join: it only means something on a join.
     if (options.join !== undefined || options.tolerate !== undefined) {

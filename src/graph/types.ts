@@ -30,6 +30,11 @@ export interface NodeDef {
   readonly onError?: string;
   readonly reads?: readonly string[];
   readonly writes?: readonly string[];
+  /**
+   * Programs the node may start with `ctx.exec`, by name (`'git'`, matching any path ending in
+   * `/git`) or by exact path. Absent: the node may start none.
+   */
+  readonly exec?: readonly string[];
   /** A terminal node ends its path when it completes (as if it had an edge to END). */
   readonly terminal?: boolean;
   /** Bump when the node's behaviour changes, so recorded outputs are not reused for it. */
@@ -150,6 +155,59 @@ export interface NodeContext {
    * const post = await ctx.effect('publish', (key) => cms.create(draft, { idempotencyKey: key }));
    */
   effect<T>(name: string, fn: (key: string) => T | Promise<T>): Promise<T>;
+  /**
+   * Runs a program without a shell: `argv[0]` must be on the node's `exec` allowlist (else
+   * `EXEC_DENIED`, before anything starts) and every other element reaches the program as one
+   * argument, exactly as written. Resolves with the exit code and the captured output, also for
+   * a non-zero exit; the process is killed at `timeoutMs` (`EXEC_TIMEOUT`) or when `ctx.signal`
+   * aborts (`EXEC_ABORTED`). Not recorded: wrap it in `ctx.effect` if it must not run twice.
+   *
+   * @example
+   * .node('test', async (_s, ctx) => {
+   *   const { exitCode, stdout } = await ctx.exec(['npm', 'test'], { timeoutMs: 60_000 });
+   *   return { passed: exitCode === 0, log: stdout };
+   * }, { exec: ['npm'] })
+   */
+  exec(argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
+}
+
+/**
+ * Options of `ctx.exec`.
+ *
+ * @example
+ * await ctx.exec(['node', 'repro.js'], { cwd: dir, timeoutMs: 10_000, env: { CI: '1' } });
+ */
+export interface ExecOptions {
+  /** Working directory of the process; default the engine's own. */
+  readonly cwd?: string;
+  /**
+   * Variables added to the minimal environment the process gets by default (PATH, HOME, USER,
+   * LOGNAME, locale, TZ, temp dirs); `undefined` removes one. `{ ...process.env }` passes all.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Kills the process after this long; the call rejects with `EXEC_TIMEOUT`. */
+  readonly timeoutMs?: number;
+  /** Written to stdin, which is then closed; without it stdin reads as empty. */
+  readonly input?: string | Uint8Array;
+  /** Bytes kept of stdout and of stderr each; the rest is dropped. Default 1 MiB (1,048,576). */
+  readonly maxOutputBytes?: number;
+}
+
+/**
+ * How a process started by `ctx.exec` ended. A non-zero `exitCode` is a result, not an error.
+ *
+ * @example
+ * const r = await ctx.exec(['git', 'diff', '--quiet']); // r.exitCode === 1 when there are changes
+ */
+export interface ExecResult {
+  /** The exit code, or null when a signal ended the process. */
+  readonly exitCode: number | null;
+  /** The signal that ended the process (`'SIGSEGV'`), or null when it exited. */
+  readonly signal: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** True when stdout or stderr was longer than `maxOutputBytes` and was cut there. */
+  readonly truncated: boolean;
 }
 
 /** What a join node learns about the branches it joined; indexes are branch/item order. */

@@ -32,6 +32,11 @@ export function checkNodeOptions(node: NodeDef, report: Report): void {
     if (node[key] !== undefined && !Array.isArray(node[key]))
       bad(key, node[key], 'it must be a list of state field names');
   }
+  if (
+    node.exec !== undefined &&
+    !(Array.isArray(node.exec) && node.exec.every((e) => typeof e === 'string' && e !== ''))
+  )
+    bad('exec', node.exec, "it must be a list of program names or paths, such as ['node', 'git']");
   const retry = node.retry;
   if (retry === undefined) return;
   if (typeof retry !== 'object' || retry === null) {

@@ -1,3 +1,4 @@
+import { type ExecOptions, type ExecResult, execProcess } from '../effects/exec.js';
 import { type EffectLedger, effectKey, performEffect } from '../effects/ledger.js';
 import type { ErrorValue } from '../error/error-value.js';
 import { WaymarkError } from '../error/waymark-error.js';
@@ -20,6 +21,7 @@ export class AttemptContext implements NodeContext {
   readonly join: JoinSummary | undefined;
   readonly #signal: AbortSignal | (() => AbortSignal);
   readonly #ledger: EffectLedger;
+  readonly #exec: readonly string[] | undefined;
   #effects: Set<string> | undefined;
 
   constructor(
@@ -32,6 +34,7 @@ export class AttemptContext implements NodeContext {
       readonly ledger: EffectLedger;
     },
     signal: AbortSignal | (() => AbortSignal),
+    exec?: readonly string[],
   ) {
     this.runId = input.runId;
     this.activationId = activation.id;
@@ -44,6 +47,7 @@ export class AttemptContext implements NodeContext {
     this.join = activation.join;
     this.#signal = signal;
     this.#ledger = input.ledger;
+    this.#exec = exec;
   }
 
   get signal(): AbortSignal {
@@ -74,5 +78,10 @@ export class AttemptContext implements NodeContext {
     }
     this.#effects.add(name);
     return performEffect(this.#ledger, effectKey(this.runId, this.activationId, name), fn);
+  }
+
+  exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    // The signal is read only here: a node that never starts a process never creates one.
+    return execProcess(argv, options, { node: this.node, allow: this.#exec, signal: this.signal });
   }
 }

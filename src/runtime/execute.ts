@@ -65,7 +65,7 @@ async function invoke(
   input: AttemptInput,
   signal: AbortSignal | (() => AbortSignal),
 ): Promise<RunEvent> {
-  const ctx = new AttemptContext(activation, input, signal);
+  const ctx = new AttemptContext(activation, input, signal, node.def.exec);
   try {
     const update = await node.fn(input.state, ctx);
     return input.inputHash === undefined
