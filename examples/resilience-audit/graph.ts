@@ -233,9 +233,16 @@ export function resilienceAudit(steps: Steps = scripted) {
       {
         tolerate: '100%',
         reads: [
-          ...['checked', 'selected', 'checks', 'budget', 'canary'],
-          ...['targets', 'coverage', 'findings', 'quarantine'],
-        ] as (keyof AuditState)[],
+          'checked',
+          'selected',
+          'checks',
+          'budget',
+          'canary',
+          'targets',
+          'coverage',
+          'findings',
+          'quarantine',
+        ],
         writes: ['verdicts', 'gated', 'tally', 'canaryResult'],
       },
     )
