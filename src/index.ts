@@ -20,6 +20,8 @@ export type { PersonNode, PersonOptions } from './graph/person.js';
 export { person } from './graph/person.js';
 export type { Reducer } from './graph/reducers.js';
 export { append, max, mergeByKey, min, replace, sum, union } from './graph/reducers.js';
+export type { RenderOptions, RunOverlay } from './graph/render.js';
+export { renderGraph } from './graph/render.js';
 export type {
   EdgeDef,
   ExecOptions,
@@ -40,15 +42,19 @@ export type {
 export { validate } from './graph/validate.js';
 export type { AnswerOptions } from './runtime/answer.js';
 export { answer } from './runtime/answer.js';
+export type { CancelOptions } from './runtime/cancel.js';
+export { cancel } from './runtime/cancel.js';
 export { initialSnapshot } from './runtime/checkpoint.js';
 export type { Clock } from './runtime/clock.js';
 export { loadTrace } from './runtime/history.js';
+export type { RunView } from './runtime/inspect.js';
+export { inspect } from './runtime/inspect.js';
 export type { ResumeOptions } from './runtime/resume.js';
 export { resume } from './runtime/resume.js';
 export type { RewindOptions } from './runtime/rewind.js';
 export { rewind } from './runtime/rewind.js';
 export { defaultMaxSteps, run } from './runtime/run.js';
-export type { RunOptions, RunResult } from './runtime/run-types.js';
+export type { AttemptStart, RunOptions, RunResult } from './runtime/run-types.js';
 export type {
   Activation,
   Branch,

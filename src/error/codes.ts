@@ -38,6 +38,7 @@ export const errorCodes = [
   'RUN_EXISTS',
   'RUN_NOT_FOUND',
   'RUN_NOT_RESUMABLE',
+  'RUN_NOT_CANCELLABLE',
   'STORE_CONFLICT',
   'STORE_CORRUPT',
   'STORE_VERSION_UNSUPPORTED',
@@ -48,6 +49,9 @@ export const errorCodes = [
   'WAIT_ALREADY_ANSWERED',
   'WAIT_TIMEOUT',
   'ANSWER_INVALID',
+  // the command line
+  'USAGE_INVALID',
+  'GRAPH_FILE_INVALID',
 ] as const;
 
 /** A stable, documented error code. */

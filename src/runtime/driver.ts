@@ -152,7 +152,14 @@ export class Driver {
       signal,
     };
     const start = () => {
-      this.#started.set(activation.id, { at: this.#clock.now(), activation });
+      const at = this.#clock.now();
+      this.#started.set(activation.id, { at, activation });
+      this.#options.onAttemptStart?.({
+        node: activation.node,
+        activation: activation.id,
+        attempt: activation.attempt,
+        startedAt: at,
+      });
       return executeAttempt(node, activation, input);
     };
     const stopped = this.#stopped.signal;

@@ -41,6 +41,7 @@ export class Journal {
     snapshot: Snapshot,
     clock: Clock,
     every?: number,
+    labels?: Readonly<Record<string, string>>,
   ): Promise<Journal> {
     const { graph } = snapshot;
     await store.createRun({
@@ -52,6 +53,7 @@ export class Journal {
       createdAt: clock.now(),
       status: snapshot.status,
       snapshot: encodeSnapshot(snapshot),
+      labels: labels === undefined ? null : JSON.stringify(labels),
     });
     return new Journal(store, snapshot.runId, 0, clock, every);
   }

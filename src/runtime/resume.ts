@@ -2,15 +2,13 @@ import { storeLedger } from '../effects/ledger.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Store } from '../store/store.js';
-import { storeFormatVersion } from '../store/store.js';
 import { systemClock } from './clock.js';
-import { decodeEvent, decodeSnapshot } from './codec.js';
+import { currentSnapshot } from './current.js';
 import { Driver, resultOf } from './driver.js';
 import { Journal } from './journal.js';
 import { checkOptions } from './run.js';
 import type { RunOptions, RunResult } from './run-types.js';
 import type { RunEvent, Snapshot } from './snapshot.js';
-import { step } from './step.js';
 import { traceOf } from './trace.js';
 import { waitEvents } from './waits.js';
 
@@ -44,38 +42,8 @@ export async function resume<S, I>(
   const loaded = await store.loadRun(runId);
   if (loaded === undefined) throw refuse('RUN_NOT_FOUND', `there is no run "${runId}"`);
   const { run } = loaded;
-  if (run.format > storeFormatVersion) {
-    throw new WaymarkError(
-      'STORE_VERSION_UNSUPPORTED',
-      `run "${runId}" was written in format ${run.format}, newer than this waymark reads (${storeFormatVersion})`,
-      { retryable: false },
-    );
-  }
-  if (run.graph !== g.name) {
-    throw refuse(
-      'GRAPH_MISMATCH',
-      `run "${runId}" belongs to graph "${run.graph}", not "${g.name}"`,
-    );
-  }
-  let snapshot = decodeSnapshot(g, loaded.snapshot.data, runId);
+  const snapshot = currentSnapshot(g, loaded);
   const stamp = snapshot.graph;
-  if (stamp.stateVersion > g.stateVersion) {
-    throw refuse(
-      'STATE_VERSION_UNKNOWN',
-      `run "${runId}" holds state version ${stamp.stateVersion}, newer than this graph's ${g.stateVersion}`,
-    );
-  }
-  const changed = stamp.hash !== g.hash || stamp.stateVersion !== g.stateVersion;
-  // Events after the snapshot are replayed through step(), which re-runs routers and reducers:
-  // under a changed graph the replay could take another path, so it is refused, not guessed.
-  if (changed && loaded.events.length > 0) {
-    throw refuse(
-      'GRAPH_MISMATCH',
-      `run "${runId}" stopped mid-flight under graph ${stamp.hash.slice(0, 12)} (state v${stamp.stateVersion}); resume it with that graph, or rewind it`,
-    );
-  }
-  for (const stored of loaded.events)
-    snapshot = step(g, snapshot, decodeEvent(stored.event, runId, stored.seq)).snapshot;
 
   if (snapshot.status === 'succeeded') return resultOf(snapshot, traceOf([])) as RunResult<S>;
   if (snapshot.status === 'cancelled')

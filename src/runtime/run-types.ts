@@ -3,6 +3,15 @@ import type { Store } from '../store/store.js';
 import type { Clock } from './clock.js';
 import type { Trace, TraceEntry } from './trace.js';
 
+/** An attempt that has just started, as {@link RunOptions.onAttemptStart} sees it. */
+export interface AttemptStart {
+  readonly node: string;
+  readonly activation: string;
+  readonly attempt: number;
+  /** Milliseconds since the epoch, from the run's clock. */
+  readonly startedAt: number;
+}
+
 /** Options of {@link run}. */
 export interface RunOptions {
   /** The run's id; a fresh UUID when absent. */
@@ -14,6 +23,11 @@ export interface RunOptions {
   /** Most activations the run may complete. Default 10,000. */
   readonly maxSteps?: number;
   readonly clock?: Clock;
+  /**
+   * Called as an attempt starts (after any retry backoff): live progress for a CLI. Reused
+   * activations do not start. Must not throw.
+   */
+  readonly onAttemptStart?: (attempt: AttemptStart) => void;
   /** Called as each attempt ends, in order: live progress for a CLI or a log. Must not throw. */
   readonly onTraceEntry?: (entry: TraceEntry) => void;
   /** Where the run is checkpointed as it goes; without one the run lives in memory only. */
@@ -23,6 +37,11 @@ export interface RunOptions {
    * same node, node version and input hash; only the rest run (an appended node, a changed one).
    */
   readonly reuseFrom?: string;
+  /**
+   * With a store: string labels recorded on the run (`RunRecord.labels`, as JSON), e.g. what
+   * started it. The CLI records the graph file here so `resume <run-id>` can find it again.
+   */
+  readonly labels?: Readonly<Record<string, string>>;
   /** With a store: write a full snapshot every this many events (and whenever the run stops). Default 100. */
   readonly snapshotEvery?: number;
 }

@@ -44,7 +44,13 @@ export async function run<S, I>(
   const clock = options.clock ?? systemClock;
   let journal: Journal | undefined;
   if (options.store !== undefined) {
-    journal = await Journal.create(options.store, snapshot, clock, options.snapshotEvery);
+    journal = await Journal.create(
+      options.store,
+      snapshot,
+      clock,
+      options.snapshotEvery,
+      options.labels,
+    );
   }
   const ledger = options.store
     ? storeLedger(options.store, runId, () => clock.now())
@@ -83,6 +89,16 @@ export function checkOptions(options: RunOptions): void {
   }
   if (options.reuseFrom !== undefined && options.store === undefined) {
     bad('reuseFrom', options.reuseFrom, 'needs a store: outputs are reused from a stored run');
+  }
+  const { labels } = options;
+  if (
+    labels !== undefined &&
+    (typeof labels !== 'object' ||
+      labels === null ||
+      Array.isArray(labels) ||
+      Object.values(labels).some((v) => typeof v !== 'string'))
+  ) {
+    bad('labels', labels, 'must be an object whose values are strings');
   }
   const every = options.snapshotEvery;
   if (every !== undefined && !(Number.isInteger(every) && every > 0)) {

@@ -37,7 +37,13 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
   // A waiting run takes only what resolves a wait: an answer, or the wait's timeout error.
   const waitingForThis =
     snapshot.status === 'waiting' && (event.type === 'answered' || event.type === 'failed');
-  if (snapshot.status !== 'running' && !waitingForThis) return { snapshot, commands: [] };
+  // A stopped run that could still be resumed may be cancelled for good (`cancel()` on a store).
+  const cancellingStopped =
+    event.type === 'cancelled' &&
+    snapshot.status !== 'succeeded' &&
+    snapshot.status !== 'cancelled';
+  if (snapshot.status !== 'running' && !waitingForThis && !cancellingStopped)
+    return { snapshot, commands: [] };
   const t = new Transition(graph, snapshot);
   switch (event.type) {
     case 'started':

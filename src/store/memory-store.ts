@@ -50,6 +50,7 @@ export class MemoryStore implements Store {
       createdAt: run.createdAt,
       updatedAt: run.createdAt,
       error: null,
+      labels: run.labels ?? null,
     };
     this.#runs.set(run.id, {
       run: record,

@@ -59,9 +59,9 @@ const synchronousNames = ['off', 'normal', 'full', 'extra'] as const;
 // transaction. better-sqlite3 is synchronous, so a transaction never spans an await.
 const statements = {
   insertRun: `INSERT INTO runs (id, graph, graph_hash, graph_version, state_version, format, status,
-      seq, created_at, updated_at, error)
+      seq, created_at, updated_at, error, labels)
     VALUES (@id, @graph, @graphHash, @graphVersion, @stateVersion, @format, @status,
-      0, @createdAt, @createdAt, NULL)
+      0, @createdAt, @createdAt, NULL, @labels)
     ON CONFLICT (id) DO NOTHING`,
   getRun: 'SELECT * FROM runs WHERE id = ?',
   // The WHERE on seq is the fence: of two connections committing the same seq, one changes a row.
@@ -192,6 +192,7 @@ export class SqliteStore implements Store {
         format: storeFormatVersion,
         status: run.status,
         createdAt: run.createdAt,
+        labels: run.labels ?? null,
       });
       if (inserted.changes === 0) {
         throw new WaymarkError('RUN_EXISTS', `run "${run.id}" exists already`, {

@@ -41,6 +41,8 @@ export interface RunRecord {
   readonly updatedAt: number;
   /** JSON of the error value that stopped the run, if it stopped with one. */
   readonly error: string | null;
+  /** JSON object of string labels given at start (the CLI records the graph file), or null. */
+  readonly labels: string | null;
 }
 
 /** What `createRun` writes: the run row and its first snapshot (at sequence 0), atomically. */
@@ -54,6 +56,8 @@ export interface NewRun {
   readonly status: StoredStatus;
   /** JSON of the initial snapshot. */
   readonly snapshot: string;
+  /** JSON object of string labels; absent or null for none. */
+  readonly labels?: string | null;
 }
 
 /** One step of a run: written atomically, or not at all. */

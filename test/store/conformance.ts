@@ -120,11 +120,24 @@ export function storeConformance(name: string, makeStore: () => Promise<StoreFix
             createdAt: 1_000,
             updatedAt: 1_000,
             error: null,
+            labels: null,
           },
           snapshot: { seq: 0, data: '{"at":0}' },
           events: [],
         });
         expect(await store.getRun('r1')).toEqual(loaded?.run);
+      });
+
+      it('keeps the labels a run was created with, as given, and null when it had none', async () => {
+        await store.createRun(newRun('r1', { labels: '{"graphFile":"/tmp/g.ts"}' }));
+        await store.createRun(newRun('r2'));
+        expect((await store.getRun('r1'))?.labels).toBe('{"graphFile":"/tmp/g.ts"}');
+        expect((await store.loadRun('r1'))?.run.labels).toBe('{"graphFile":"/tmp/g.ts"}');
+        expect((await store.getRun('r2'))?.labels).toBeNull();
+        expect((await store.listRuns()).map((r) => [r.id, r.labels])).toEqual([
+          ['r2', null],
+          ['r1', '{"graphFile":"/tmp/g.ts"}'],
+        ]);
       });
 
       it('a commit moves the run to its seq, status, error and time', async () => {

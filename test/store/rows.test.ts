@@ -68,6 +68,7 @@ describe('reading stored rows', () => {
       created_at: 1,
       updated_at: 1,
       error: null,
+      labels: null,
     };
     expect(() => readRun(run, 'r1')).toThrow(/runs row holds string "paused" in column status/);
     expect(readRun({ ...run, status: 'waiting' }, 'r1').status).toBe('waiting');

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/sqlite.js';
-import { schemaVersion } from '../../src/store/internal/schema.js';
+import { migrations, schemaVersion } from '../../src/store/internal/schema.js';
 import { commitSteps, newRun, step, storeConformance } from './conformance.js';
 
 interface Racer {
@@ -292,8 +292,30 @@ describe('SqliteStore on a file', () => {
     it('records the schema version in a table, once, and reopening does not migrate again', async () => {
       await open().close();
       await open().close();
-      const rows = raw().prepare('SELECT version FROM schema_version').all();
-      expect(rows).toEqual([{ version: schemaVersion }]);
+      const rows = raw().prepare('SELECT version FROM schema_version ORDER BY version').all();
+      expect(rows).toEqual(Array.from({ length: schemaVersion }, (_, i) => ({ version: i + 1 })));
+    });
+
+    it('brings a file written at schema version 1 forward, keeping its runs (which have no labels)', async () => {
+      mkdirSync(join(dir, 'runs'));
+      const db = new Database(path);
+      db.exec(migrations[0]!);
+      db.exec(
+        'CREATE TABLE schema_version (version INTEGER NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)',
+      );
+      db.prepare('INSERT INTO schema_version (version, applied_at) VALUES (1, 0)').run();
+      db.prepare(
+        `INSERT INTO runs (id, graph, graph_hash, graph_version, state_version, format, status, seq, created_at, updated_at, error)
+         VALUES ('old', 'claims', 'h', 1, 1, 1, 'running', 0, 5, 5, NULL)`,
+      ).run();
+      db.prepare("INSERT INTO snapshots (run_id, seq, data) VALUES ('old', 0, '{}')").run();
+      db.close();
+
+      const store = open();
+      expect(await store.getRun('old')).toMatchObject({ id: 'old', labels: null });
+      await store.createRun(newRun('new', { labels: '{"file":"g.ts"}' }));
+      expect((await store.getRun('new'))?.labels).toBe('{"file":"g.ts"}');
+      await store.close();
     });
 
     it('refuses a file whose schema version is newer than this waymark, and leaves it untouched', async () => {

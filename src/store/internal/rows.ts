@@ -130,6 +130,7 @@ export function readRun(row: Row, runId: string): RunRecord {
     createdAt: c.time('created_at'),
     updatedAt: c.time('updated_at'),
     error: c.textOrNull('error'),
+    labels: c.textOrNull('labels'),
   };
 }
 

@@ -9,7 +9,7 @@ import { WaymarkError } from '../../error/waymark-error.js';
 // Columns are NOT NULL wherever the contract has no null, so a bad write fails at once instead
 // of surfacing as a corrupt row at the next load. Tables are not STRICT: a damaged value still
 // loads as a row, and the row readers name it (STORE_CORRUPT) instead of SQLite refusing the file.
-const migrations: readonly string[] = [
+export const migrations: readonly string[] = [
   // 1: runs, their history (events, snapshots), effects, waits and memos.
   `
   CREATE TABLE runs (
@@ -78,6 +78,10 @@ const migrations: readonly string[] = [
     at INTEGER NOT NULL
   );
   CREATE INDEX memos_by_input ON memos (graph, node, node_version, input_hash);
+  `,
+  // 2: labels on a run (JSON object of strings): what started it, e.g. the CLI's graph file.
+  `
+  ALTER TABLE runs ADD COLUMN labels TEXT;
   `,
 ];
 
