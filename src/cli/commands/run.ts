@@ -1,0 +1,117 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { WaymarkError } from '../../error/waymark-error.js';
+import { resume } from '../../runtime/resume.js';
+import { run } from '../../runtime/run.js';
+import type { Io } from '../io.js';
+import { loadGraph } from '../load-graph.js';
+import { progress } from '../progress.js';
+import { explainResume, reportRun } from '../report.js';
+import { graphFileLabel, graphOfRun, parseJson, withStore } from '../session.js';
+
+interface RunFlags {
+  readonly input?: string;
+  readonly inputFile?: string;
+  readonly runId?: string;
+  readonly reuse?: string;
+}
+
+export function runCommands(program: Command, io: () => Io, done: (code: number) => void) {
+  program
+    .command('run')
+    .description('start a run of a graph file, checkpointing every step into the database')
+    .argument('<graph-file>', 'a .ts or .js module whose default export is a graph')
+    .option('--input <json>', 'the run input, as JSON (default {})')
+    .option('--input-file <path>', 'read the run input from a JSON file')
+    .option('--run-id <id>', 'the new run id (default: a fresh UUID)')
+    .option(
+      '--reuse <run-id>',
+      'reuse the recorded output of every step whose inputs match this run',
+    )
+    .addHelpText(
+      'after',
+      `
+Example:
+  $ waymark run examples/changelog-post/graph.ts --input '{"version":"2.4.0"}'
+
+Exit code: 0 succeeded, 3 waiting for an answer, 1 failed, timed out or cancelled, 2 bad usage or input.`,
+    )
+    .action(async (file: string, flags: RunFlags) => {
+      const out = io();
+      const input = readInput(flags);
+      const { graph, path } = await loadGraph(file);
+      done(
+        await withStore(out, async (store) => {
+          const hooks = progress(out);
+          try {
+            const result = await run(graph, input as never, {
+              store,
+              ...(flags.runId !== undefined && { runId: flags.runId }),
+              ...(flags.reuse !== undefined && { reuseFrom: flags.reuse }),
+              labels: { [graphFileLabel]: path },
+              onAttemptStart: hooks.onAttemptStart,
+              onTraceEntry: hooks.onTraceEntry,
+            });
+            hooks.stop();
+            return reportRun(out, store, result);
+          } finally {
+            hooks.stop();
+          }
+        }),
+      );
+    });
+
+  program
+    .command('resume')
+    .description('continue a run that failed, waits for an answer, or was interrupted')
+    .argument('<run-id>')
+    .option('--graph <graph-file>', 'the graph file (default: the one the run was started with)')
+    .addHelpText(
+      'after',
+      `
+Only the activations that did not complete run again; everything before is read back.
+
+Example:
+  $ waymark resume 3f1c9a2e-...`,
+    )
+    .action(async (runId: string, flags: { graph?: string }) => {
+      const out = io();
+      done(
+        await withStore(out, async (store) => {
+          const graph = await graphOfRun(store, runId, flags.graph);
+          await explainResume(out, store, graph, runId);
+          const hooks = progress(out);
+          try {
+            const result = await resume(store, graph, runId, {
+              onAttemptStart: hooks.onAttemptStart,
+              onTraceEntry: hooks.onTraceEntry,
+            });
+            hooks.stop();
+            return reportRun(out, store, result);
+          } finally {
+            hooks.stop();
+          }
+        }),
+      );
+    });
+}
+
+function readInput(flags: RunFlags): unknown {
+  if (flags.input !== undefined && flags.inputFile !== undefined) {
+    throw new WaymarkError('USAGE_INVALID', 'give --input or --input-file, not both', {
+      retryable: false,
+    });
+  }
+  if (flags.input !== undefined) return parseJson(flags.input, '--input');
+  if (flags.inputFile === undefined) return {};
+  let text: string;
+  try {
+    text = readFileSync(flags.inputFile, 'utf8');
+  } catch (cause) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    throw new WaymarkError('USAGE_INVALID', `cannot read --input-file: ${why}`, {
+      retryable: false,
+    });
+  }
+  return parseJson(text, `--input-file ${flags.inputFile}`);
+}

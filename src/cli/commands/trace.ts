@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+import { WaymarkError } from '../../error/waymark-error.js';
+import { loadTrace } from '../../runtime/history.js';
+import { exitCode } from '../exit.js';
+import type { Io } from '../io.js';
+import { describeEntry } from '../progress.js';
+import { withStore } from '../session.js';
+
+export function traceCommand(program: Command, io: () => Io, done: (code: number) => void) {
+  program
+    .command('trace')
+    .description('print the path a run took: every attempt with its duration and error')
+    .argument('<run-id>')
+    .addHelpText('after', '\nExample:\n  $ waymark trace 3f1c9a2e-... --json')
+    .action(async (runId: string) => {
+      const out = io();
+      const trace = await withStore(out, async (store) => {
+        if ((await store.getRun(runId)) === undefined) {
+          throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}" in ${store.path}`, {
+            retryable: false,
+          });
+        }
+        return loadTrace(store, runId);
+      });
+      out.json({ type: 'trace', runId, path: trace.path, entries: trace.entries });
+      out.line(`path: ${trace.path.join(' -> ')}`);
+      out.line();
+      for (const entry of trace.entries) {
+        out.line(`${new Date(entry.startedAt).toISOString()}  ${describeEntry(out, entry)}`);
+      }
+      const failed = trace.entries.filter((e) => e.status === 'failed').length;
+      out.line();
+      out.line(
+        `${trace.path.length} activation(s), ${trace.entries.length} attempt(s), ${failed} failed`,
+      );
+      done(exitCode.succeeded);
+    });
+}

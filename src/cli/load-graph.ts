@@ -1,0 +1,115 @@
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
+import type { CompiledGraph } from '../graph/compiled.js';
+import type { Diagnostic } from '../graph/diagnostic.js';
+import type { GraphDef } from '../graph/types.js';
+
+/** A graph file as `waymark validate` sees it: the declaration and every problem in it. */
+export interface Declaration {
+  readonly path: string;
+  /** The compiled graph; absent when the declaration has problems. */
+  readonly graph: CompiledGraph | undefined;
+  readonly def: GraphDef | undefined;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+interface Builder {
+  toDef(): GraphDef;
+  validate(): Diagnostic[];
+  compile(): CompiledGraph;
+}
+
+/**
+ * Loads a graph file (TypeScript or JavaScript; the bin registers tsx, so no build step) and
+ * returns its default export compiled. A builder is compiled here; a compiled graph is used as
+ * it is.
+ * @throws WaymarkError `GRAPH_FILE_INVALID` (missing, does not load, not a graph) or
+ *   `GRAPH_INVALID` (with every diagnostic).
+ *
+ * @example
+ * const { graph, path } = await loadGraph('examples/claims/graph.ts');
+ */
+export async function loadGraph(file: string): Promise<{ graph: CompiledGraph; path: string }> {
+  const declaration = await loadDeclaration(file);
+  if (declaration.graph !== undefined) return { graph: declaration.graph, path: declaration.path };
+  const name = declaration.def?.name ?? file;
+  throw new WaymarkError(
+    'GRAPH_INVALID',
+    `graph "${name}" in ${file} has ${declaration.diagnostics.length} problem(s)`,
+    { details: declaration.diagnostics, retryable: false },
+  );
+}
+
+/** Like {@link loadGraph}, but a graph with problems is returned with them, not thrown. */
+export async function loadDeclaration(file: string): Promise<Declaration> {
+  const path = resolve(file);
+  if (!existsSync(path) || !statSync(path).isFile()) {
+    throw invalid(`there is no graph file ${file}`, path);
+  }
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  } catch (cause) {
+    // A module that calls .compile() at the top level fails to import with every diagnostic.
+    if (isWaymarkError(cause) && cause.code === 'GRAPH_INVALID') {
+      return { path, graph: undefined, def: undefined, diagnostics: diagnosticsOf(cause.details) };
+    }
+    const why = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
+    throw invalid(`${file} does not load: ${why}`, path, cause);
+  }
+  const value = module.default;
+  if (isCompiled(value)) return { path, graph: value, def: value.def, diagnostics: [] };
+  if (isBuilder(value)) {
+    const def = value.toDef();
+    const diagnostics = value.validate();
+    const graph = diagnostics.length === 0 ? value.compile() : undefined;
+    return { path, graph, def, diagnostics };
+  }
+  const what =
+    value === undefined ? 'no default export' : `a default export of type ${describe(value)}`;
+  throw invalid(`${file} has ${what}, not a graph`, path);
+}
+
+// Duck-typed, not instanceof: the file may import waymark from another copy of the package.
+function isCompiled(value: unknown): value is CompiledGraph {
+  const v = value as Partial<CompiledGraph> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.name === 'string' &&
+    typeof v.hash === 'string' &&
+    typeof v.def === 'object' &&
+    v.nodes instanceof Map
+  );
+}
+
+function isBuilder(value: unknown): value is Builder {
+  const v = value as Partial<Builder> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.toDef === 'function' &&
+    typeof v.validate === 'function' &&
+    typeof v.compile === 'function'
+  );
+}
+
+function diagnosticsOf(details: unknown): Diagnostic[] {
+  return Array.isArray(details) ? (details as Diagnostic[]) : [];
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+function invalid(message: string, path: string, cause?: unknown): WaymarkError {
+  return new WaymarkError('GRAPH_FILE_INVALID', message, {
+    retryable: false,
+    details: { path },
+    ...(cause !== undefined && { cause }),
+  });
+}

@@ -1,0 +1,80 @@
+import ora, { type Ora } from 'ora';
+import type { AttemptStart } from '../runtime/run-types.js';
+import type { TraceEntry } from '../runtime/trace.js';
+import type { Io } from './io.js';
+
+/** The run options a progress display plugs into. */
+export interface ProgressHooks {
+  readonly onAttemptStart: (attempt: AttemptStart) => void;
+  readonly onTraceEntry: (entry: TraceEntry) => void;
+  /** Stops the spinner; call once the run returned or threw. */
+  stop(): void;
+}
+
+/**
+ * Live progress of a run: one line as each attempt starts and one as it ends (node, attempt,
+ * duration, error). On a terminal a spinner names the nodes still running; in a pipe, or with
+ * --json (one JSON event per line), there are plain lines only. --quiet shows nothing.
+ */
+export function progress(io: Io): ProgressHooks {
+  const running = new Map<string, AttemptStart>();
+  const spinner: Ora | undefined =
+    io.tty && !io.flags.quiet ? ora({ stream: io.stdout, discardStdin: false }) : undefined;
+  const { c } = io;
+
+  const refresh = () => {
+    if (spinner === undefined) return;
+    if (running.size === 0) {
+      spinner.stop();
+      return;
+    }
+    spinner.text = `running ${[...running.values()].map((a) => a.activation).join(', ')}`;
+    if (!spinner.isSpinning) spinner.start();
+  };
+  // Lines go above the spinner: clear it, write, draw it again.
+  const print = (text: string) => {
+    spinner?.clear();
+    io.line(text);
+    spinner?.render();
+  };
+
+  return {
+    onAttemptStart(attempt) {
+      running.set(attempt.activation, attempt);
+      io.json({ type: 'attempt-started', ...attempt });
+      print(
+        `${c.cyan('▶')} ${attempt.activation}${attempt.attempt > 1 ? c.dim(` attempt ${attempt.attempt}`) : ''}`,
+      );
+      refresh();
+    },
+    onTraceEntry(entry) {
+      running.delete(entry.activation);
+      io.json({ type: 'attempt-ended', ...entry });
+      print(describeEntry(io, entry));
+      refresh();
+    },
+    stop() {
+      spinner?.stop();
+    },
+  };
+}
+
+/** One ended attempt as a line: mark, activation, attempt, duration, then what went wrong. */
+export function describeEntry(io: Io, entry: TraceEntry): string {
+  const { c } = io;
+  const attempt = entry.attempt > 1 ? ` attempt ${entry.attempt}` : '';
+  const took = c.dim(`${entry.durationMs} ms`);
+  if (entry.reused)
+    return `${c.blue('↺')} ${entry.activation} ${c.dim('reused from an earlier run')}`;
+  switch (entry.status) {
+    case 'succeeded':
+      return `${c.green('✓')} ${entry.activation}${attempt} ${took}`;
+    case 'cancelled':
+      return `${c.yellow('■')} ${entry.activation}${attempt} ${took} ${c.yellow('cancelled')}`;
+    case 'failed': {
+      const error = entry.error ? `${entry.error.code}: ${entry.error.message}` : 'failed';
+      const next = entry.retried ? c.dim(' (will retry)') : '';
+      return `${c.red('✗')} ${entry.activation}${attempt} ${took} ${c.red(error)}${next}`;
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { WaymarkError } from '../error/waymark-error.js';
+import type { CompiledGraph } from '../graph/compiled.js';
+import { SqliteStore } from '../store/sqlite-store.js';
+import type { Io } from './io.js';
+import { loadGraph } from './load-graph.js';
+
+/** The label under which the CLI records a run's graph file, so later commands find it. */
+export const graphFileLabel = 'graphFile';
+
+/** Opens the database named by --db (created with its directory when missing). */
+export function openStore(io: Io): SqliteStore {
+  return new SqliteStore({ path: io.flags.db });
+}
+
+/**
+ * The graph of a stored run: the file given with --graph, else the one the CLI recorded when
+ * it started the run.
+ * @throws WaymarkError `RUN_NOT_FOUND`, `USAGE_INVALID` (no graph file known),
+ *   `GRAPH_FILE_INVALID`, `GRAPH_INVALID`.
+ */
+export async function graphOfRun(
+  store: SqliteStore,
+  runId: string,
+  override: string | undefined,
+): Promise<CompiledGraph> {
+  const run = await store.getRun(runId);
+  if (run === undefined) {
+    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}" in ${store.path}`, {
+      retryable: false,
+    });
+  }
+  if (override !== undefined) return (await loadGraph(override)).graph;
+  const file = labelsOf(run.labels)[graphFileLabel];
+  if (file === undefined) {
+    throw new WaymarkError(
+      'USAGE_INVALID',
+      `run "${runId}" (graph "${run.graph}") was not started by the waymark command, so it records no graph file; name it with --graph <file>`,
+      { retryable: false },
+    );
+  }
+  return (await loadGraph(file)).graph;
+}
+
+function labelsOf(json: string | null): Record<string, string> {
+  if (json === null) return {};
+  try {
+    const labels: unknown = JSON.parse(json);
+    return typeof labels === 'object' && labels !== null ? (labels as Record<string, string>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Runs `use` with the store open, and closes it whatever happens. */
+export async function withStore<T>(io: Io, use: (store: SqliteStore) => Promise<T>): Promise<T> {
+  const store = openStore(io);
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Parses a JSON argument, or fails with USAGE_INVALID naming the option. */
+export function parseJson(text: string, option: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    throw new WaymarkError('USAGE_INVALID', `${option} is not valid JSON: ${why}`, {
+      retryable: false,
+    });
+  }
+}
