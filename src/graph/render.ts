@@ -1,0 +1,322 @@
+import { END } from './end.js';
+import type { GraphDef, JoinPolicy, NodeDef } from './types.js';
+
+/**
+ * A run drawn over its graph, as plain data (the CLI computes it from a stored trace).
+ *
+ * @example
+ * renderGraph(def, { run: { counts: { plan: 2, search: 2 }, path: trace.path, status: 'failed' } });
+ */
+export interface RunOverlay {
+  /** Activations per node name; a node missing here counts its appearances in `path`. */
+  readonly counts: Readonly<Record<string, number>>;
+  /** Node names in the order they were visited, one per activation (`Trace.path`). */
+  readonly path: readonly string[];
+  /** Nodes where the run stopped: failed, waiting for a person, or still pending. */
+  readonly stoppedAt?: readonly string[];
+  /** The run's status, shown as the diagram's caption; `succeeded` also marks the way to END. */
+  readonly status?: string;
+}
+
+/**
+ * Options of {@link renderGraph}.
+ *
+ * @example
+ * renderGraph(def, { format: 'dot' });
+ */
+export interface RenderOptions {
+  /** `mermaid` (default) for Markdown and GitHub, `dot` for Graphviz. */
+  readonly format?: 'mermaid' | 'dot';
+  /** A run to draw over the graph: visited and stopped nodes, the edges it took. */
+  readonly run?: RunOverlay;
+}
+
+type LinkKind = 'edge' | 'route' | 'fan-out' | 'map' | 'join' | 'error';
+
+interface Shape {
+  readonly id: string;
+  readonly label: string;
+  readonly state: 'plain' | 'visited' | 'stopped';
+  readonly terminus: boolean;
+}
+
+interface Link {
+  readonly from: string;
+  readonly to: string;
+  readonly kind: LinkKind;
+  readonly label: string | undefined;
+  taken: boolean;
+}
+
+// Ids never come from node names: any name stays a safe identifier in both formats, and no
+// name can collide with the START and END markers.
+const startId = '__start__';
+const endId = '__end__';
+
+/**
+ * Draws a graph declaration as a Mermaid flowchart or a Graphviz digraph, in declaration order,
+ * optionally with a run drawn over it. Reads only the plain-data {@link GraphDef}; an invalid
+ * declaration still renders, nodes it names but never declares marked `undeclared`.
+ *
+ * @example
+ * const text = renderGraph(claims.def); // "flowchart TD\n  __start__([\"START\"])\n ..."
+ * const dot = renderGraph(claims.def, { format: 'dot', run: { counts, path, status } });
+ */
+export function renderGraph(def: GraphDef, options: RenderOptions = {}): string {
+  const { shapes, links } = layout(def, options.run);
+  const caption =
+    options.run?.status === undefined ? undefined : `${def.name}: ${options.run.status}`;
+  return options.format === 'dot'
+    ? dot(def.name, caption, shapes, links)
+    : mermaid(caption, shapes, links, options.run !== undefined);
+}
+
+/** Nodes and links in output order, with the run's marks applied. */
+function layout(def: GraphDef, run: RunOverlay | undefined): { shapes: Shape[]; links: Link[] } {
+  const ids = new Map<string, string>();
+  const named: { name: string; node: NodeDef | undefined }[] = [];
+  const declare = (name: string, node: NodeDef | undefined) => {
+    const id = `n${named.length}`;
+    ids.set(name, id);
+    named.push({ name, node });
+    return id;
+  };
+  // The first declaration of a name wins, as in the validator; END is never a node.
+  for (const node of def.nodes) {
+    if (
+      typeof node.name === 'string' &&
+      node.name !== '' &&
+      node.name !== END &&
+      !ids.has(node.name)
+    )
+      declare(node.name, node);
+  }
+  const idOf = (name: string) =>
+    name === END ? endId : (ids.get(name) ?? declare(name, undefined));
+
+  const links: Link[] = [];
+  const link = (from: string, to: string, kind: LinkKind, label?: string) =>
+    links.push({ from: idOf(from), to: idOf(to), kind, label, taken: false });
+  const start: Link | undefined =
+    def.entry === null
+      ? undefined
+      : { from: startId, to: idOf(def.entry), kind: 'edge', label: undefined, taken: false };
+  if (start) links.push(start);
+  const joinOf = new Map<string, string>(); // join node -> the node that fans out to it
+  for (const fanOut of def.fanOuts)
+    if (!joinOf.has(fanOut.join)) joinOf.set(fanOut.join, fanOut.from);
+  for (const edge of def.edges) {
+    if (joinOf.has(edge.to)) link(edge.from, edge.to, 'join', 'join');
+    else link(edge.from, edge.to, 'edge');
+  }
+  for (const route of def.routes) {
+    for (const target of listOf(route.targets)) link(route.from, target, 'route', 'route');
+  }
+  for (const fanOut of def.fanOuts) {
+    if (fanOut.kind === 'map') link(fanOut.from, fanOut.branch, 'map', `map over ${fanOut.over}`);
+    else
+      for (const branch of listOf(fanOut.branches)) link(fanOut.from, branch, 'fan-out', 'fan-out');
+  }
+  for (const { name, node } of named) {
+    if (node?.onError !== undefined) link(name, node.onError, 'error', 'onError');
+  }
+  // A terminal node ends its path as if it had an edge to END: draw that edge unless it exists.
+  const toEnd = new Set(links.filter((l) => l.to === endId).map((l) => l.from));
+  for (const { name, node } of named) {
+    if (node?.terminal === true && !toEnd.has(ids.get(name)!)) link(name, END, 'edge');
+  }
+
+  // Grouped by source in declaration order, so the text reads top-down like the graph; the
+  // sort is stable, so one node's links keep the order above (edge, route, fan-out, onError).
+  const rank = (id: string) => (id === startId ? -1 : Number(id.slice(1)));
+  links.sort((a, b) => rank(a.from) - rank(b.from));
+
+  const counts = new Map<string, number>();
+  const stopped = new Set<string>();
+  if (run) {
+    markTaken(run, ids, links, start, joinOf);
+    for (const name of run.path) counts.set(name, (counts.get(name) ?? 0) + 1);
+    for (const [name, count] of Object.entries(run.counts)) counts.set(name, count);
+    for (const name of run.stoppedAt ?? []) stopped.add(name);
+  }
+  const shapes: Shape[] = start
+    ? [{ id: startId, label: 'START', state: 'plain', terminus: true }]
+    : [];
+  for (const [i, { name, node }] of named.entries()) {
+    const count = counts.get(name) ?? 0;
+    const state = stopped.has(name) ? 'stopped' : count > 0 ? 'visited' : 'plain';
+    const markers = node === undefined ? ['undeclared'] : markersOf(node);
+    const label = `${name}${count > 0 ? ` ×${count}` : ''}${markers.length > 0 ? ` (${markers.join(', ')})` : ''}`;
+    shapes.push({ id: `n${i}`, label, state, terminus: false });
+  }
+  if (links.some((l) => l.to === endId))
+    shapes.push({ id: endId, label: 'END', state: 'plain', terminus: true });
+  return { shapes, links };
+}
+
+function markersOf(node: NodeDef): string[] {
+  const markers: string[] = [];
+  if (node.kind !== 'code') markers.push(String(node.kind));
+  if (node.visits !== undefined) markers.push(`visits ≤ ${node.visits}`);
+  if (node.join !== undefined) markers.push(`join: ${policyText(node.join.policy)}`);
+  return markers;
+}
+
+function policyText(policy: JoinPolicy): string {
+  return policy.kind === 'quorum' ? `quorum(${policy.k})` : String(policy.kind);
+}
+
+/**
+ * Marks the links a run took, from its path alone: each visit came along a link from the most
+ * recently visited node that has one into it. When that node has an onError link and another
+ * link to the same target, the path cannot tell them apart and the other one is marked. A join
+ * came from every branch node visited since its fan-out started. The links to END are taken
+ * when the run succeeded, from the last node it visited.
+ */
+function markTaken(
+  run: RunOverlay,
+  ids: ReadonlyMap<string, string>,
+  links: readonly Link[],
+  start: Link | undefined,
+  joinOf: ReadonlyMap<string, string>,
+): void {
+  const into = new Map<string, Link[]>();
+  for (const l of links) {
+    const list = into.get(l.to);
+    if (list) list.push(l);
+    else into.set(l.to, [l]);
+  }
+  const last = new Map<string, number>(); // node id -> position of its latest visit
+  const at = (id: string) => last.get(id) ?? -1;
+  let previous: string | undefined;
+  for (const [position, name] of run.path.entries()) {
+    const id = ids.get(name);
+    if (id === undefined) continue; // a node this graph does not have: nothing to draw
+    if (previous === undefined) {
+      if (start && start.to === id) start.taken = true;
+    } else {
+      const candidates = (into.get(id) ?? []).filter((l) => l !== start);
+      const fanFrom = joinOf.get(name);
+      if (fanFrom !== undefined) {
+        const since = at(ids.get(fanFrom) ?? '');
+        for (const l of candidates) if (at(l.from) > since) l.taken = true;
+      } else {
+        const from = candidates.reduce((latest, l) => Math.max(latest, at(l.from)), -1);
+        const came = candidates.filter((l) => from >= 0 && at(l.from) === from);
+        const normal = came.filter((l) => l.kind !== 'error');
+        for (const l of normal.length > 0 ? normal : came) l.taken = true;
+      }
+    }
+    last.set(id, position);
+    previous = id;
+  }
+  if (run.status === 'succeeded' && previous !== undefined) {
+    for (const l of into.get(endId) ?? []) if (l.from === previous) l.taken = true;
+  }
+}
+
+// ---- Mermaid ----------------------------------------------------------------------------
+
+const mermaidArrows: Readonly<Record<LinkKind, string>> = {
+  edge: '-->',
+  route: '-.->',
+  error: '-.->',
+  'fan-out': '==>',
+  map: '==>',
+  join: '==>',
+};
+
+function mermaid(
+  caption: string | undefined,
+  shapes: readonly Shape[],
+  links: readonly Link[],
+  overlay: boolean,
+): string {
+  // A caption is YAML front matter; a JSON string is a valid YAML scalar.
+  const out = caption === undefined ? [] : ['---', `title: ${JSON.stringify(caption)}`, '---'];
+  out.push('flowchart TD');
+  for (const s of shapes) {
+    const text = `"${mermaidText(s.label)}"`;
+    out.push(`  ${s.id}${s.terminus ? `([${text}])` : `[${text}]`}`);
+  }
+  for (const l of links) {
+    const label = l.label === undefined ? '' : `|"${mermaidText(l.label)}"|`;
+    out.push(`  ${l.from} ${mermaidArrows[l.kind]}${label} ${l.to}`);
+  }
+  if (overlay) {
+    out.push('  classDef visited fill:#dcfce7,stroke:#16a34a');
+    out.push('  classDef stopped fill:#fee2e2,stroke:#dc2626,stroke-width:2px');
+    for (const state of ['visited', 'stopped'] as const) {
+      const ids = shapes.filter((s) => s.state === state).map((s) => s.id);
+      if (ids.length > 0) out.push(`  class ${ids.join(',')} ${state}`);
+    }
+    // linkStyle counts links in the order they appear, which is the order of `links`.
+    const taken = links.flatMap((l, i) => (l.taken ? [i] : []));
+    if (taken.length > 0)
+      out.push(`  linkStyle ${taken.join(',')} stroke:#16a34a,stroke-width:3px`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** Text safe inside a Mermaid quoted label: Mermaid's `#code;` entities for what would break it. */
+function mermaidText(text: string): string {
+  return text.replace(/["#&<>`\p{Cc}]/gu, (c) => `#${c.codePointAt(0)};`);
+}
+
+// ---- Graphviz DOT ------------------------------------------------------------------------
+
+const dotStyles: Readonly<Record<LinkKind, string[]>> = {
+  edge: [],
+  route: ['style=dashed'],
+  error: ['style=dotted', 'color="#b91c1c"'],
+  'fan-out': ['style=bold'],
+  map: ['style=bold'],
+  join: ['style=bold'],
+};
+
+function dot(
+  name: string,
+  caption: string | undefined,
+  shapes: readonly Shape[],
+  links: readonly Link[],
+): string {
+  const out = [`digraph ${dotText(name)} {`, '  rankdir=TB;'];
+  if (caption !== undefined) out.push(`  label=${dotText(caption)};`, '  labelloc=t;');
+  out.push('  node [shape=box, style=rounded];');
+  for (const s of shapes) {
+    const attrs = [`label=${dotText(s.label)}`];
+    if (s.terminus) attrs.push('shape=oval');
+    if (s.state === 'visited')
+      attrs.push('style="rounded,filled"', 'fillcolor="#dcfce7"', 'color="#16a34a"');
+    if (s.state === 'stopped')
+      attrs.push('style="rounded,filled"', 'fillcolor="#fee2e2"', 'color="#dc2626"', 'penwidth=2');
+    out.push(`  ${dotText(s.id)} [${attrs.join(', ')}];`);
+  }
+  for (const l of links) {
+    const attrs = l.label === undefined ? [] : [`label=${dotText(l.label)}`];
+    attrs.push(...dotStyles[l.kind].filter((a) => !(l.taken && a.startsWith('color='))));
+    if (l.taken) attrs.push('color="#16a34a"', 'penwidth=3');
+    const suffix = attrs.length > 0 ? ` [${attrs.join(', ')}]` : '';
+    out.push(`  ${dotText(l.from)} -> ${dotText(l.to)}${suffix};`);
+  }
+  out.push('}');
+  return `${out.join('\n')}\n`;
+}
+
+/**
+ * A DOT quoted string: backslashes and quotes escaped, line breaks as `\n`, and `&` as `&amp;`
+ * since Graphviz reads entities such as `&lt;` in any label.
+ */
+function dotText(text: string): string {
+  const escaped = text
+    .replace(/[\\"]/g, (c) => `\\${c}`)
+    .replace(/&/g, '&amp;')
+    .replace(/\r?\n/g, '\\n')
+    .replace(/\p{Cc}/gu, ' ');
+  return `"${escaped}"`;
+}
+
+// An invalid declaration may hold a non-list where a list belongs; the validator reports it.
+function listOf(list: readonly string[]): readonly string[] {
+  return Array.isArray(list) ? list : [];
+}
