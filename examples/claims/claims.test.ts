@@ -22,6 +22,31 @@ describe('the claims example', () => {
     expect(search.map((e) => e.status)).toEqual(['failed', 'succeeded']);
   });
 
+  it('routes an error to publish: a claim no source mentions leaves verify nothing to check', async () => {
+    const result = await run(claims, { claim: 'Zebras invented jazz' });
+
+    expect(result.status).toBe('succeeded');
+    expect(result.trace.path).toEqual(['plan', 'search', 'rank', 'write', 'verify', 'publish']);
+    expect(result.errors).toMatchObject([
+      {
+        node: 'verify',
+        code: 'NODE_FAILED',
+        class: 'permanent',
+        message: 'nothing to verify: the search found no source for the claim',
+      },
+    ]);
+    expect(result.state.report).toBe(
+      'Claim: Zebras invented jazz\n(published with 1 error(s) recorded)',
+    );
+  });
+
+  it('sends every node that can fail to publish: search, plan past its visit cap, verify', () => {
+    const onError = claims.def.nodes.flatMap((n) =>
+      n.onError ? [`${n.name} -> ${n.onError}`] : [],
+    );
+    expect(onError).toEqual(['plan -> publish', 'search -> publish', 'verify -> publish']);
+  });
+
   it('compiles to a plain-data graph whose every node is on the path from plan to END', () => {
     expect(claims.def.entry).toBe('plan');
     expect(claims.def.nodes.map((n) => n.name)).toEqual([

@@ -1,10 +1,12 @@
 import { z } from 'zod';
-import { append, graph, union } from '../../src/index.js';
+import { append, graph, permanentError, union } from '../../src/index.js';
 import { search, source } from './corpus.js';
 
 /**
  * The research agent from DESIGN.md: plan queries, search, rank, write a cited answer, verify
- * every citation, and loop back to plan (at most 3 times) while something is unverified.
+ * every citation, and loop back to plan (at most 3 times) while something is unverified. A node
+ * that fails for good (search out of retries, plan past its visit cap, verify with nothing to
+ * check) routes to publish, which reports the errors recorded.
  */
 export const State = z.object({
   claim: z.string().min(1),
@@ -31,7 +33,8 @@ export default graph('claims', {
         `plan: ${s.unverified.length > 0 ? 're-plan for unverified statements' : 'first plan'}`,
       ],
     }),
-    { visits: 3, writes: ['queries', 'log'] },
+    // Past the cap the loop gives up: the VISIT_CAP error goes to publish with what there is.
+    { visits: 3, onError: 'publish', writes: ['queries', 'log'] },
   )
   .node(
     'search',
@@ -45,6 +48,7 @@ export default graph('claims', {
     {
       retry: { attempts: 3, backoffMs: 10 },
       timeoutMs: 5_000,
+      onError: 'publish',
       reads: ['queries'],
       writes: ['sources', 'log'],
     },
@@ -88,6 +92,9 @@ export default graph('claims', {
   .node(
     'verify',
     (s) => {
+      // An answer without a single citation is not verified, it is a failed check.
+      if (s.statements.length === 0)
+        throw permanentError('nothing to verify: the search found no source for the claim');
       const byId = new Map(s.ranked.map((r) => [r.id, r.text]));
       const unverified = s.statements
         .filter((st) => !byId.get(st.source)?.includes(st.text))
