@@ -180,10 +180,14 @@ function start(checked: Checked, scope: ExecScope): Promise<ExecResult> {
   const said = `node "${scope.node}" ran "${executable}"`;
   if (scope.signal.aborted) {
     return Promise.reject(
-      new WaymarkError('EXEC_ABORTED', `${said}, but its attempt had already stopped`, {
-        retryable: false,
-        details: { executable },
-      }),
+      new WaymarkError(
+        'EXEC_ABORTED',
+        `node "${scope.node}" asked to run "${executable}" after its attempt stopped`,
+        {
+          retryable: false,
+          details: { executable },
+        },
+      ),
     );
   }
   return new Promise((resolve, reject) => {
@@ -200,11 +204,15 @@ function start(checked: Checked, scope: ExecScope): Promise<ExecResult> {
         cause.code === 'ENOENT'
           ? ': the program was not found on PATH, or the cwd does not exist'
           : `: ${cause.message}`;
-      return new WaymarkError('EXEC_FAILED', `${said}${where}, but it could not start${hint}`, {
-        retryable: false,
-        details: { executable, errno: cause.code ?? null },
-        cause,
-      });
+      return new WaymarkError(
+        'EXEC_FAILED',
+        `node "${scope.node}" could not start "${executable}"${where}${hint}`,
+        {
+          retryable: false,
+          details: { executable, errno: cause.code ?? null },
+          cause,
+        },
+      );
     };
     let child: ChildProcess;
     try {
