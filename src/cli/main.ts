@@ -78,7 +78,10 @@ Example:
     if (error instanceof CommanderError) {
       // --help and --version end here too, having printed what was asked.
       if (error.exitCode === 0) return exitCode.succeeded;
-      const message = error.message.replace(/^error: /, '');
+      // No command at all: commander printed the help to stderr; there is no error to add.
+      if (error.code === 'commander.help') return exitCode.usage;
+      // One line: commander puts its "(Did you mean --input?)" on a line of its own.
+      const message = error.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ');
       return reportError(
         currentIo(),
         new WaymarkError('USAGE_INVALID', message, { retryable: false }),
