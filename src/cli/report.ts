@@ -93,6 +93,8 @@ export async function explainResume(
   runId: string,
 ): Promise<void> {
   const { snapshot, trace } = await inspect(store, graph, runId);
+  // resume() refuses a cancelled run: announcing what would run again would be untrue.
+  if (snapshot.status === 'cancelled') return;
   const pending = new Set(snapshot.pending.map((a) => a.id));
   const done = [...new Set(trace.entries.map((e) => e.activation))].filter((a) => !pending.has(a));
   io.json({

@@ -85,6 +85,14 @@ async function answerAndContinue(
   return withStore(out, async (store) => {
     const graph = await graphOfRun(store, runId, flags.graph);
     const wait = await pickWait(store, runId, flags.request);
+    // answer() would record it, and the resume after it would then refuse: refuse first.
+    if ((await store.getRun(runId))?.status === 'cancelled') {
+      throw new WaymarkError(
+        'RUN_NOT_RESUMABLE',
+        `run "${runId}" was cancelled; its waits take no answers`,
+        { retryable: false },
+      );
+    }
     const recorded = await answer(store, runId, wait.requestId, valueFor(wait), {
       by: flags.by,
       graph: graph as CompiledGraph<never, never>,
