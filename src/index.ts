@@ -23,6 +23,7 @@ export { append, max, mergeByKey, min, replace, sum, union } from './graph/reduc
 export type { RenderOptions, RunOverlay } from './graph/render.js';
 export { renderGraph } from './graph/render.js';
 export type {
+  Budget,
   EdgeDef,
   ExecOptions,
   ExecResult,
@@ -37,7 +38,10 @@ export type {
   RetryPolicy,
   RouteDef,
   RouterFn,
+  Spend,
   Tolerance,
+  TurnRecord,
+  Usage,
 } from './graph/types.js';
 export { validate } from './graph/validate.js';
 export type { AnswerOptions } from './runtime/answer.js';
@@ -65,6 +69,7 @@ export type {
   GraphStamp,
   OpenWait,
   Outcome,
+  QuarantineEntry,
   RunEvent,
   RunLimits,
   RunStatus,

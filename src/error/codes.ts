@@ -25,6 +25,7 @@ export const errorCodes = [
   'EFFECT_NAME_REUSED',
   'EFFECT_NAME_INVALID',
   'EFFECT_RESULT_INVALID',
+  'REPORT_INVALID',
   // processes (ctx.exec)
   'EXEC_INVALID',
   'EXEC_DENIED',

@@ -169,6 +169,65 @@ export interface NodeContext {
    * }, { exec: ['npm'] })
    */
   exec(argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
+  /**
+   * Reports model usage of this attempt (added up if called more than once): it goes into the
+   * attempt's trace entry and the run's spend, which run budgets are checked against. Model
+   * nodes call it; a node calling an API that bills by token may too.
+   */
+  usage(usage: Usage): void;
+  /**
+   * Sets an output aside in the run's quarantine, with machine-readable reasons, instead of
+   * letting it into state: what a check rejected stays inspectable (`waymark show`) without
+   * anything downstream building on it. Recorded when the attempt completes.
+   */
+  quarantine(output: unknown, reasons: readonly string[]): void;
+  /** Records one turn of a loop inside this attempt (an agent's model call and tool calls). */
+  turn(turn: TurnRecord): void;
+  /** What the run had spent when this attempt started, and its budget. */
+  readonly spend: Spend;
+  readonly budget: Budget;
+  /**
+   * The model the run was started with (`run(g, input, { model })`, the CLI's `--model`), as
+   * `provider:model-id`; model nodes use it instead of their own. Undefined when none was given.
+   */
+  readonly model: string | undefined;
+}
+
+/**
+ * Tokens (and optionally cost) one model call or one attempt used.
+ *
+ * @example
+ * ctx.usage({ inputTokens: 812, outputTokens: 164, model: 'openai:gpt-4o-mini', costUsd: 0.0002 });
+ */
+export interface Usage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  /** `provider:model-id`. */
+  readonly model?: string;
+  readonly costUsd?: number;
+}
+
+/** One turn of a loop inside an attempt, as the trace shows it under the attempt. */
+export interface TurnRecord {
+  /** 1 for the first turn. */
+  readonly turn: number;
+  readonly durationMs: number;
+  readonly usage?: Usage;
+  /** Names of the tools called in this turn, in order. */
+  readonly toolCalls?: readonly string[];
+}
+
+/** Model tokens and cost a run has spent, over every attempt that reported usage. */
+export interface Spend {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly costUsd: number;
+}
+
+/** A run's budget: what model nodes may spend in total. Absent fields have no limit. */
+export interface Budget {
+  readonly maxTokens?: number;
+  readonly maxCostUsd?: number;
 }
 
 /**

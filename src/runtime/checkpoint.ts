@@ -26,8 +26,12 @@ export function initialSnapshot(
     errors: [],
     fanOuts: {},
     limits,
+    spent: noSpend,
+    quarantine: [],
   };
 }
+
+const noSpend = Object.freeze({ inputTokens: 0, outputTokens: 0, costUsd: 0 });
 
 /** The checkpoint stamp of a graph: name, structural hash, version, state schema version. */
 export function stampOf(graph: CompiledGraph): Snapshot['graph'] {
@@ -51,7 +55,7 @@ export function resumed(graph: CompiledGraph, snapshot: Snapshot): StepResult {
     return { snapshot, commands: [] };
   const fresh = snapshot.status === 'failed';
   const pending = fresh ? snapshot.pending.map((a) => ({ ...a, attempt: 1 })) : snapshot.pending;
-  const { runId, state, visits, steps, errors, fanOuts, limits } = snapshot;
+  const { runId, state, visits, steps, errors, fanOuts, limits, spent, quarantine } = snapshot;
   // Activations waiting for a person keep waiting: only an answer moves them.
   const waiting = pending.every((a) => a.waiting !== undefined);
   const next: Snapshot = {
@@ -65,6 +69,8 @@ export function resumed(graph: CompiledGraph, snapshot: Snapshot): StepResult {
     errors,
     fanOuts,
     limits,
+    spent,
+    quarantine,
   };
   const commands = pending.map(
     (activation): Command =>

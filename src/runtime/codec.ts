@@ -65,7 +65,14 @@ export function decodeSnapshot(graph: CompiledGraph, text: string, runId: string
     });
     fanOuts[id] = { ...stored, branches };
   }
-  return { ...(value as unknown as Snapshot), state, fanOuts };
+  // Checkpoints written before spend and quarantine were recorded have neither: none yet.
+  const spent = isObject(value.spent)
+    ? (value.spent as Snapshot['spent'])
+    : { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  const quarantine = Array.isArray(value.quarantine)
+    ? (deepFreeze(value.quarantine) as Snapshot['quarantine'])
+    : [];
+  return { ...(value as unknown as Snapshot), state, fanOuts, spent, quarantine };
 }
 
 /** An event as stored. */

@@ -2,8 +2,8 @@ import { type ExecOptions, type ExecResult, execProcess } from '../effects/exec.
 import { type EffectLedger, effectKey, performEffect } from '../effects/ledger.js';
 import type { ErrorValue } from '../error/error-value.js';
 import { WaymarkError } from '../error/waymark-error.js';
-import type { JoinSummary, NodeContext } from '../graph/types.js';
-import type { Activation } from './snapshot.js';
+import type { Budget, JoinSummary, NodeContext, Spend, TurnRecord, Usage } from '../graph/types.js';
+import type { Activation, AttemptReport, RunLimits } from './snapshot.js';
 
 /**
  * The `ctx` a node body gets. A class rather than an object literal so the effect method and
@@ -22,7 +22,12 @@ export class AttemptContext implements NodeContext {
   readonly #signal: AbortSignal | (() => AbortSignal);
   readonly #ledger: EffectLedger;
   readonly #exec: readonly string[] | undefined;
+  readonly #limits: RunLimits;
   #effects: Set<string> | undefined;
+  readonly spend: Spend;
+  #usage: Usage | undefined;
+  #quarantine: { readonly output: unknown; readonly reasons: readonly string[] }[] | undefined;
+  #turns: TurnRecord[] | undefined;
 
   constructor(
     activation: Activation,
@@ -32,6 +37,8 @@ export class AttemptContext implements NodeContext {
       readonly item: unknown;
       readonly index: number | undefined;
       readonly ledger: EffectLedger;
+      readonly spent: Spend;
+      readonly limits: RunLimits;
     },
     signal: AbortSignal | (() => AbortSignal),
     exec?: readonly string[],
@@ -48,6 +55,82 @@ export class AttemptContext implements NodeContext {
     this.#signal = signal;
     this.#ledger = input.ledger;
     this.#exec = exec;
+    this.spend = input.spent;
+    this.#limits = input.limits;
+  }
+
+  get budget(): Budget {
+    const { maxTokens, maxCostUsd } = this.#limits;
+    return {
+      ...(maxTokens !== undefined && { maxTokens }),
+      ...(maxCostUsd !== undefined && { maxCostUsd }),
+    };
+  }
+
+  get model(): string | undefined {
+    return this.#limits.model;
+  }
+
+  usage(usage: Usage): void {
+    const valid = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
+    if (
+      !valid(usage?.inputTokens) ||
+      !valid(usage.outputTokens) ||
+      (usage.costUsd !== undefined && !valid(usage.costUsd))
+    ) {
+      throw new WaymarkError(
+        'REPORT_INVALID',
+        `node "${this.node}" reported usage ${JSON.stringify(usage)}; tokens and cost must be numbers >= 0`,
+        { retryable: false },
+      );
+    }
+    const before = this.#usage;
+    const model = usage.model ?? before?.model;
+    const cost =
+      before?.costUsd === undefined && usage.costUsd === undefined
+        ? undefined
+        : (before?.costUsd ?? 0) + (usage.costUsd ?? 0);
+    this.#usage = {
+      inputTokens: (before?.inputTokens ?? 0) + usage.inputTokens,
+      outputTokens: (before?.outputTokens ?? 0) + usage.outputTokens,
+      ...(model !== undefined && { model }),
+      ...(cost !== undefined && { costUsd: cost }),
+    };
+  }
+
+  quarantine(output: unknown, reasons: readonly string[]): void {
+    if (!Array.isArray(reasons) || reasons.some((r) => typeof r !== 'string')) {
+      throw new WaymarkError(
+        'REPORT_INVALID',
+        `node "${this.node}" quarantined an output without a list of reasons`,
+        { retryable: false },
+      );
+    }
+    // A copy through JSON: what is recorded is what a resume will read back.
+    this.#quarantine ??= [];
+    this.#quarantine.push({
+      output: JSON.parse(JSON.stringify(output ?? null)),
+      reasons: [...reasons],
+    });
+  }
+
+  turn(turn: TurnRecord): void {
+    this.#turns ??= [];
+    this.#turns.push(turn);
+  }
+
+  /** What the attempt reported besides its update; undefined when nothing. */
+  report(): AttemptReport | undefined {
+    if (this.#usage === undefined && this.#quarantine === undefined) return undefined;
+    return {
+      ...(this.#usage !== undefined && { usage: this.#usage }),
+      ...(this.#quarantine !== undefined && { quarantine: this.#quarantine }),
+    };
+  }
+
+  /** The turns reported, for the trace; undefined when none. */
+  turns(): readonly TurnRecord[] | undefined {
+    return this.#turns;
   }
 
   get signal(): AbortSignal {

@@ -1,6 +1,7 @@
 import type { EffectLedger } from '../effects/ledger.js';
 import type { ErrorValue } from '../error/error-value.js';
 import type { CompiledGraph } from '../graph/compiled.js';
+import type { TurnRecord, Usage } from '../graph/types.js';
 import { type Clock, systemClock } from './clock.js';
 import { executeAttempt } from './execute.js';
 import { viewOf } from './fan-out.js';
@@ -39,6 +40,7 @@ export class Driver {
   readonly #branchSignals = new Map<string, AbortController>();
   readonly #cancelled = new Set<string>();
   readonly #reused = new Set<string>();
+  readonly #turns = new Map<string, readonly TurnRecord[]>();
   readonly #entries: TraceEntry[] = [];
   #stopAsked = false;
 
@@ -60,7 +62,7 @@ export class Driver {
         const traced = this.#entries.length;
         const result = step(this.#graph, snapshot, event);
         snapshot = result.snapshot;
-        if (result.outcome !== undefined) this.#record(result.outcome);
+        if (result.outcome !== undefined) this.#record(result.outcome, event);
         for (const command of result.commands) {
           if (command.type === 'abort') this.#abort(command.activations);
         }
@@ -150,6 +152,9 @@ export class Driver {
       ledger: this.#options.ledger,
       inputHash: hash,
       signal,
+      spent: snapshot.spent,
+      limits: snapshot.limits,
+      turns: this.#turns,
     };
     const start = () => {
       const at = this.#clock.now();
@@ -214,21 +219,24 @@ export class Driver {
     });
   }
 
-  #record(outcome: Outcome): void {
+  #record(outcome: Outcome, event: RunEvent): void {
     const { activation } = outcome;
     const startedAt = this.#started.get(activation.id)?.at ?? this.#clock.now();
     this.#started.delete(activation.id);
     // A finished activation's signal must not abort later, when its siblings are cancelled.
     this.#branchSignals.delete(activation.id);
     const reused = this.#reused.delete(activation.id);
-    this.#appendEntry(
-      activation,
-      startedAt,
-      outcome.status,
-      outcome.retrying,
-      outcome.error,
+    const turns = this.#turns.get(activation.id);
+    if (turns !== undefined) this.#turns.delete(activation.id);
+    const usage =
+      (event.type === 'completed' || event.type === 'failed') && event.activation === activation.id
+        ? event.usage
+        : undefined;
+    this.#appendEntry(activation, startedAt, outcome.status, outcome.retrying, outcome.error, {
       reused,
-    );
+      ...(usage !== undefined && { usage }),
+      ...(turns !== undefined && { turns }),
+    });
   }
 
   #append(entry: TraceEntry): void {
@@ -254,7 +262,11 @@ export class Driver {
     status: TraceEntry['status'],
     retried: boolean,
     error: ErrorValue | undefined,
-    reused = false,
+    extra: {
+      readonly reused?: boolean;
+      readonly usage?: Usage;
+      readonly turns?: readonly TurnRecord[];
+    } = {},
   ): void {
     const entry: TraceEntry = {
       node: activation.node,
@@ -265,7 +277,9 @@ export class Driver {
       durationMs: this.#clock.now() - startedAt,
       status,
       retried,
-      ...(reused && { reused: true as const }),
+      ...(extra.reused === true && { reused: true as const }),
+      ...(extra.usage !== undefined && { usage: extra.usage }),
+      ...(extra.turns !== undefined && { turns: extra.turns }),
     };
     this.#append(
       error === undefined
@@ -283,6 +297,8 @@ export function resultOf(snapshot: Snapshot, trace: Trace): RunResult {
     trace,
     errors: snapshot.errors,
     steps: snapshot.steps,
+    spent: snapshot.spent,
+    quarantine: snapshot.quarantine,
   };
   switch (snapshot.status) {
     case 'failed':

@@ -2,8 +2,9 @@ import type { EffectLedger } from '../effects/ledger.js';
 import { type ErrorValue, errorValue } from '../error/error-value.js';
 import { isWaymarkError } from '../error/waymark-error.js';
 import type { RuntimeNode } from '../graph/compiled.js';
+import type { Spend, TurnRecord } from '../graph/types.js';
 import { AttemptContext } from './context.js';
-import type { Activation, RunEvent } from './snapshot.js';
+import type { Activation, RunEvent, RunLimits } from './snapshot.js';
 
 /** What one attempt needs besides the node: the run's identity, state and signal. */
 export interface AttemptInput {
@@ -21,6 +22,10 @@ export interface AttemptInput {
    * largest cost of a fan-out when eager).
    */
   readonly signal: AbortSignal | (() => AbortSignal);
+  readonly spent: Spend;
+  readonly limits: RunLimits;
+  /** Where the turns an attempt reports are left for its trace entry, by activation id. */
+  readonly turns: Map<string, readonly TurnRecord[]>;
 }
 
 /**
@@ -68,12 +73,27 @@ async function invoke(
   const ctx = new AttemptContext(activation, input, signal, node.def.exec);
   try {
     const update = await node.fn(input.state, ctx);
-    return input.inputHash === undefined
-      ? { type: 'completed', activation: activation.id, update }
-      : { type: 'completed', activation: activation.id, update, inputHash: input.inputHash };
+    const event: RunEvent =
+      input.inputHash === undefined
+        ? { type: 'completed', activation: activation.id, update }
+        : { type: 'completed', activation: activation.id, update, inputHash: input.inputHash };
+    return reported(event, ctx, input);
   } catch (thrown) {
-    return { type: 'failed', activation: activation.id, error: toErrorValue(thrown, activation) };
+    const error = toErrorValue(thrown, activation);
+    return reported({ type: 'failed', activation: activation.id, error }, ctx, input);
   }
+}
+
+/** Adds what the attempt reported (usage, quarantine) to its event; most nodes report nothing. */
+function reported(event: RunEvent, ctx: AttemptContext, input: AttemptInput): RunEvent {
+  const turns = ctx.turns();
+  if (turns !== undefined) input.turns.set(ctx.activationId, turns);
+  const report = ctx.report();
+  if (report === undefined) return event;
+  // A failed attempt's quarantine is not booked: only a completed one sets outputs aside.
+  if (event.type === 'failed')
+    return report.usage === undefined ? event : { ...event, usage: report.usage };
+  return { ...event, ...report };
 }
 
 /** Classifies what a node threw: a WaymarkError keeps its code and class; anything else is transient. */

@@ -97,6 +97,9 @@ export async function rewind<S, I>(
     errors: before.errors,
     fanOuts: before.fanOuts,
     limits: before.limits,
+    spent: before.spent,
+    // The earlier run's quarantine stays with it: the new run starts with none of its own.
+    quarantine: [],
   };
   // The new run carries on the old one's labels (the CLI's graph file) unless told otherwise.
   const labels = options.labels ?? inheritedLabels(record.labels);

@@ -1,6 +1,8 @@
 import type { ErrorValue } from '../error/error-value.js';
+import type { Budget, Spend } from '../graph/types.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from './clock.js';
+import type { QuarantineEntry } from './snapshot.js';
 import type { Trace, TraceEntry } from './trace.js';
 
 /** An attempt that has just started, as {@link RunOptions.onAttemptStart} sees it. */
@@ -42,6 +44,13 @@ export interface RunOptions {
    * started it. The CLI records the graph file here so `resume <run-id>` can find it again.
    */
   readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * The model every model node uses, as `provider:model-id` (the CLI's `--model`); without it
+   * each model node uses its own. Kept with the run, so a resume uses the same model.
+   */
+  readonly model?: string;
+  /** What model nodes may spend in the whole run; kept with the run, like `maxSteps`. */
+  readonly budget?: Budget;
   /** With a store: write a full snapshot every this many events (and whenever the run stops). Default 100. */
   readonly snapshotEvery?: number;
 }
@@ -55,6 +64,10 @@ interface ResultBase<S> {
   readonly errors: readonly ErrorValue[];
   /** Completed activations. */
   readonly steps: number;
+  /** Model tokens and cost the run has spent, over its whole life. */
+  readonly spent: Spend;
+  /** Outputs checks set aside instead of letting them into state, oldest first. */
+  readonly quarantine: readonly QuarantineEntry[];
 }
 
 /**

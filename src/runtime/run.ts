@@ -10,6 +10,7 @@ import { Journal } from './journal.js';
 import { reuseIndex } from './reuse.js';
 import type { RunOptions, RunResult } from './run-types.js';
 import { schemaMismatch } from './schema-mismatch.js';
+import type { RunLimits } from './snapshot.js';
 
 /** Default run-level step limit: generous for real graphs, small enough to stop a runaway fast. */
 export const defaultMaxSteps = 10_000;
@@ -37,7 +38,13 @@ export async function run<S, I>(
     );
   }
   checkOptions(options);
-  const limits = { maxSteps: options.maxSteps ?? defaultMaxSteps };
+  const { model, budget } = options;
+  const limits: RunLimits = {
+    maxSteps: options.maxSteps ?? defaultMaxSteps,
+    ...(budget?.maxTokens !== undefined && { maxTokens: budget.maxTokens }),
+    ...(budget?.maxCostUsd !== undefined && { maxCostUsd: budget.maxCostUsd }),
+    ...(model !== undefined && { model }),
+  };
   const g = graph as CompiledGraph;
   const runId = options.runId ?? newRunId();
   const snapshot = initialSnapshot(g, runId, deepFreeze(parsed.data), limits);
@@ -99,6 +106,18 @@ export function checkOptions(options: RunOptions): void {
       Object.values(labels).some((v) => typeof v !== 'string'))
   ) {
     bad('labels', labels, 'must be an object whose values are strings');
+  }
+  if (options.model !== undefined && !/^[\w.-]+:.+$/.test(options.model)) {
+    bad('model', options.model, 'must name a model as provider:model-id, e.g. openai:gpt-4o-mini');
+  }
+  const budget = options.budget;
+  if (budget !== undefined) {
+    for (const key of ['maxTokens', 'maxCostUsd'] as const) {
+      const value = budget[key];
+      if (value !== undefined && !(typeof value === 'number' && value > 0)) {
+        bad(`budget.${key}`, value, 'must be a number > 0');
+      }
+    }
   }
   const every = options.snapshotEvery;
   if (every !== undefined && !(Number.isInteger(every) && every > 0)) {

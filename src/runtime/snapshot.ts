@@ -1,5 +1,5 @@
 import type { ErrorValue } from '../error/error-value.js';
-import type { JoinSummary } from '../graph/types.js';
+import type { JoinSummary, Spend, Usage } from '../graph/types.js';
 
 type State = Readonly<Record<string, unknown>>;
 
@@ -83,6 +83,30 @@ export interface FanOut {
 export interface RunLimits {
   /** Most completed activations in the run. */
   readonly maxSteps: number;
+  /** Most model tokens (input + output) the run may spend. */
+  readonly maxTokens?: number;
+  /** Most model cost, in US dollars, the run may spend. */
+  readonly maxCostUsd?: number;
+  /** The model every model node uses (`provider:model-id`), fixed for the run's whole life. */
+  readonly model?: string;
+}
+
+/** An output a node set aside instead of letting it into state, and why. */
+export interface QuarantineEntry {
+  readonly node: string;
+  readonly activation: string;
+  readonly output: unknown;
+  /** Machine-readable reasons, e.g. `line-out-of-range`. */
+  readonly reasons: readonly string[];
+}
+
+/** What an attempt reported besides its update: carried by its completion or failure event. */
+export interface AttemptReport {
+  readonly usage?: Usage;
+  readonly quarantine?: readonly {
+    readonly output: unknown;
+    readonly reasons: readonly string[];
+  }[];
 }
 
 /** Which graph and state schema a checkpoint was written under. */
@@ -110,6 +134,10 @@ interface SnapshotBase {
   /** Fan-outs whose join has not resolved, by id. */
   readonly fanOuts: Readonly<Record<string, FanOut>>;
   readonly limits: RunLimits;
+  /** Model tokens and cost spent so far. */
+  readonly spent: Spend;
+  /** Outputs set aside by checks, oldest first: never part of state. */
+  readonly quarantine: readonly QuarantineEntry[];
 }
 
 /**
@@ -128,7 +156,7 @@ export type Snapshot =
 /** Inputs of the transition function: what happened since the last snapshot. */
 export type RunEvent =
   | { readonly type: 'started' }
-  | {
+  | ({
       readonly type: 'completed';
       readonly activation: string;
       readonly update: unknown;
@@ -136,8 +164,12 @@ export type RunEvent =
       readonly inputHash?: string;
       /** The update was read back from an earlier run with the same inputs, not computed. */
       readonly reused?: true;
-    }
-  | { readonly type: 'failed'; readonly activation: string; readonly error: ErrorValue }
+    } & AttemptReport)
+  | ({
+      readonly type: 'failed';
+      readonly activation: string;
+      readonly error: ErrorValue;
+    } & AttemptReport)
   | { readonly type: 'cancelled'; readonly reason: string }
   | { readonly type: 'deadline'; readonly timeoutMs: number }
   /** A stopped or interrupted run continues: its pending activations run again. */

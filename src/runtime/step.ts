@@ -10,6 +10,7 @@ import { branchFailed, branchSucceeded, openFanOut, setBranch } from './fan-out.
 import { deepFreeze } from './freeze.js';
 import type {
   Activation,
+  AttemptReport,
   Branch,
   BranchRef,
   Command,
@@ -50,12 +51,15 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
       t.enqueue(graph.entry, null);
       break;
     case 'completed':
+      if (event.usage !== undefined || event.quarantine !== undefined)
+        t.report(event.activation, event);
       t.complete(event.activation, event.update);
       break;
     case 'answered':
       t.answer(event.activation, event.answer);
       break;
     case 'failed':
+      if (event.usage !== undefined) t.report(event.activation, event);
       t.fail(event.activation, event.error);
       break;
     case 'cancelled':
@@ -91,6 +95,8 @@ class Transition implements Draft {
   #visits: Snapshot['visits'];
   #steps: number;
   #errors: Snapshot['errors'];
+  #spent: Snapshot['spent'];
+  #quarantine: Snapshot['quarantine'];
   #status: RunStatus = 'running';
   #error: ErrorValue | undefined;
   #outcome: Outcome | undefined;
@@ -105,6 +111,34 @@ class Transition implements Draft {
     this.#visits = snapshot.visits;
     this.#steps = snapshot.steps;
     this.#errors = snapshot.errors;
+    this.#spent = snapshot.spent;
+    this.#quarantine = snapshot.quarantine;
+  }
+
+  /**
+   * Books what an attempt reported: its usage into the run's spend (tokens are spent whether or
+   * not the attempt succeeded), its quarantined outputs into the run's quarantine. A late report
+   * (the activation is no longer pending: it timed out, the run stopped) is not booked: the run
+   * already moved on without it.
+   */
+  report(id: string, report: AttemptReport): void {
+    const activation = this.pending.find((a) => a.id === id);
+    if (activation === undefined) return;
+    const { usage, quarantine } = report;
+    if (usage !== undefined) {
+      this.#spent = {
+        inputTokens: this.#spent.inputTokens + usage.inputTokens,
+        outputTokens: this.#spent.outputTokens + usage.outputTokens,
+        costUsd: this.#spent.costUsd + (usage.costUsd ?? 0),
+      };
+    }
+    if (quarantine !== undefined && quarantine.length > 0) {
+      const { node } = activation;
+      this.#quarantine = [
+        ...this.#quarantine,
+        ...quarantine.map((q) => deepFreeze({ node, activation: id, ...q })),
+      ];
+    }
   }
 
   get running(): boolean {
@@ -314,6 +348,7 @@ class Transition implements Draft {
     const { runId, limits, graph } = this.#before;
     const [state, pending, fanOuts] = [this.state, this.pending, this.fanOuts];
     const [visits, steps, errors] = [this.#visits, this.#steps, this.#errors];
+    const [spent, quarantine] = [this.#spent, this.#quarantine];
     // Two literal shapes instead of spreads: this runs once per step and spreads cost ~1 us here.
     const snapshot: Snapshot =
       status === 'failed' || status === 'cancelled' || status === 'timed_out'
@@ -328,9 +363,24 @@ class Transition implements Draft {
             errors,
             fanOuts,
             limits,
+            spent,
+            quarantine,
             error: this.#error!,
           }
-        : { status, runId, graph, state, pending, visits, steps, errors, fanOuts, limits };
+        : {
+            status,
+            runId,
+            graph,
+            state,
+            pending,
+            visits,
+            steps,
+            errors,
+            fanOuts,
+            limits,
+            spent,
+            quarantine,
+          };
     const commands = this.#commands;
     const outcome = this.#outcome;
     return outcome === undefined ? { snapshot, commands } : { snapshot, commands, outcome };

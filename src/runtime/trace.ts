@@ -1,4 +1,5 @@
 import type { ErrorClass, ErrorCode } from '../error/codes.js';
+import type { TurnRecord, Usage } from '../graph/types.js';
 
 /** One attempt of one activation, as it happened. */
 export interface TraceEntry {
@@ -15,6 +16,10 @@ export interface TraceEntry {
   readonly retried: boolean;
   /** Set when the node did not run: its output was reused from an earlier run with the same inputs. */
   readonly reused?: true;
+  /** Model tokens (and model, cost) the attempt reported through `ctx.usage`. */
+  readonly usage?: Usage;
+  /** The turns of a loop inside the attempt (an agent), as reported through `ctx.turn`. */
+  readonly turns?: readonly TurnRecord[];
   readonly error?: {
     readonly code: ErrorCode;
     readonly class: ErrorClass;
