@@ -3,9 +3,10 @@
 // exit code, stdout and stderr a shell would.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expect } from 'vitest';
 
 /** The repository root, and the files the tests hand to the command. */
@@ -13,6 +14,8 @@ export const root = fileURLToPath(new URL('../../', import.meta.url));
 export const bin = join(root, 'bin/waymark.js');
 export const fixture = (name: string) => join(root, 'test/cli/fixtures', name);
 export const example = (path: string) => join(root, 'examples', path);
+/** tsx's loader, for `node --import` from a directory outside the repository (npm start's way). */
+export const tsxLoader = pathToFileURL(createRequire(bin).resolve('tsx')).href;
 
 /** Each command starts node and tsx (about half a second); a slow CI machine gets room. */
 export const callTimeoutMs = 30_000;
