@@ -53,6 +53,17 @@ export const errorCodes = [
   // the command line
   'USAGE_INVALID',
   'GRAPH_FILE_INVALID',
+  // model calls (waymark/model)
+  'MODEL_NAME_INVALID',
+  'MODEL_PROVIDER_MISSING',
+  'MODEL_KEY_MISSING',
+  'MODEL_CALL_FAILED',
+  'MODEL_OUTPUT_INVALID',
+  'MODEL_PRICE_MISSING',
+  'BUDGET_EXCEEDED',
+  'SCRIPT_EXHAUSTED',
+  'CASSETTE_MISS',
+  'CASSETTE_INVALID',
 ] as const;
 
 /** A stable, documented error code. */

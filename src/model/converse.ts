@@ -1,0 +1,167 @@
+import {
+  APICallError,
+  generateText,
+  LoadAPIKeyError,
+  type ModelMessage,
+  NoObjectGeneratedError,
+  NoOutputGeneratedError,
+  Output,
+  RetryError,
+  stepCountIs,
+  type ToolSet,
+} from 'ai';
+import type { z } from 'zod';
+import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
+import type { NodeContext } from '../graph/types.js';
+import { budgetError, type Meter } from './meter.js';
+import type { LanguageModelV3 } from './spec.js';
+
+/** One model conversation inside an attempt: model() has no tools, agent() has some. */
+export interface Conversation<O> {
+  readonly ctx: NodeContext;
+  readonly model: Exclude<Parameters<typeof generateText>[0]['model'], string>;
+  readonly system: string | undefined;
+  readonly messages: readonly ModelMessage[];
+  readonly output: z.ZodType<O>;
+  readonly tools?: ToolSet;
+  /** Most model calls (turns) in all; a tool loop ends at it. */
+  readonly maxTurns: number;
+  /** Most replies that may fail the schema before the node gives up. */
+  readonly maxAttempts: number;
+  readonly meter: Meter;
+  readonly maxTokens: number | undefined;
+  readonly maxOutputTokens: number | undefined;
+  readonly temperature: number | undefined;
+}
+
+/**
+ * Calls the model until its reply matches the output schema: each reply that does not is
+ * answered with the validation error, up to `maxAttempts` replies. Every call's tokens are booked
+ * as it finishes and every call is a turn in the trace; budgets are checked before each call
+ * and after it.
+ */
+export async function converse<O>(c: Conversation<O>): Promise<O> {
+  const { ctx, meter } = c;
+  let messages = [...c.messages];
+  let turns = 0;
+  let invalid = 0;
+  for (;;) {
+    meter.assertRoom();
+    let started = performance.now();
+    let lastMessages: readonly ModelMessage[] = [];
+    let lastFinish = '';
+    let failure: unknown;
+    let output: O | undefined;
+    try {
+      const result = await generateText({
+        model: c.model,
+        ...(c.system !== undefined && { system: c.system }),
+        messages,
+        ...(c.tools && { tools: c.tools }),
+        output: Output.object({ schema: c.output }),
+        stopWhen: [stepCountIs(c.maxTurns - turns), () => meter.passed()],
+        // Retries belong to the node's retry policy, where the trace shows them.
+        maxRetries: 0,
+        abortSignal: ctx.signal,
+        ...(c.temperature !== undefined && { temperature: c.temperature }),
+        ...outputLimit(c, meter),
+        onStepFinish: (step) => {
+          turns++;
+          const usage = meter.record(step.usage.inputTokens ?? 0, step.usage.outputTokens ?? 0);
+          const now = performance.now();
+          const toolCalls = step.toolCalls.map((call) => call.toolName);
+          ctx.turn({
+            turn: turns,
+            durationMs: Math.round(now - started),
+            usage,
+            ...(toolCalls.length > 0 && { toolCalls }),
+          });
+          started = now;
+          lastMessages = step.response.messages;
+          lastFinish = step.finishReason;
+        },
+      });
+      output = result.output as O;
+    } catch (error) {
+      failure = error;
+    }
+    // What was spent counts before what was said: past a budget, no answer is kept.
+    meter.assertWithin();
+    if (failure === undefined) return output as O;
+    if (NoOutputGeneratedError.isInstance(failure) && lastFinish === 'tool-calls') {
+      throw budgetError(ctx.node, { limit: 'node.maxTurns', max: c.maxTurns, spent: turns });
+    }
+    if (!NoObjectGeneratedError.isInstance(failure) && !NoOutputGeneratedError.isInstance(failure))
+      throw callError(failure, ctx, c.model);
+    invalid++;
+    const reason = schemaReason(failure);
+    const text = NoObjectGeneratedError.isInstance(failure) ? failure.text : undefined;
+    if (invalid >= c.maxAttempts) {
+      throw new WaymarkError(
+        'MODEL_OUTPUT_INVALID',
+        `node "${ctx.node}": the model's output did not match the output schema after ${invalid} attempt(s): ${reason}`,
+        {
+          errorClass: 'check',
+          retryable: false,
+          cause: failure,
+          details: { attempts: invalid, error: reason, text },
+        },
+      );
+    }
+    if (turns >= c.maxTurns) {
+      throw budgetError(ctx.node, { limit: 'node.maxTurns', max: c.maxTurns, spent: turns });
+    }
+    const reply: readonly ModelMessage[] =
+      lastMessages.length > 0 ? lastMessages : [{ role: 'assistant', content: text ?? '' }];
+    messages = [
+      ...messages,
+      ...reply,
+      {
+        role: 'user',
+        content: `Your reply did not match the required JSON schema: ${reason}\nReply again with only the corrected JSON object.`,
+      },
+    ];
+  }
+}
+
+// A node token budget caps the reply too: the model cannot usefully write more than is left.
+function outputLimit<O>(c: Conversation<O>, meter: Meter): { maxOutputTokens?: number } {
+  const left = c.maxTokens === undefined ? undefined : Math.max(1, c.maxTokens - meter.tokens);
+  const limit = left === undefined ? c.maxOutputTokens : Math.min(left, c.maxOutputTokens ?? left);
+  return limit === undefined ? {} : { maxOutputTokens: limit };
+}
+
+function schemaReason(error: unknown): string {
+  if (NoOutputGeneratedError.isInstance(error)) return 'the reply held no JSON object';
+  const cause = (error as { cause?: unknown }).cause;
+  const message = cause instanceof Error ? cause.message : (error as Error).message;
+  return message.replace(/\s+/g, ' ').trim();
+}
+
+/** A provider failure as a waymark error: transient when trying again may help. */
+function callError(error: unknown, ctx: NodeContext, model: unknown): unknown {
+  // A cancelled run or a node timeout: the runtime reports that itself.
+  if (ctx.signal.aborted || isWaymarkError(error)) return error;
+  const last = RetryError.isInstance(error) ? error.lastError : error;
+  if (isWaymarkError(last)) return last;
+  const name = describe(model);
+  if (LoadAPIKeyError.isInstance(last)) {
+    return new WaymarkError('MODEL_KEY_MISSING', `model ${name}: ${last.message}`, {
+      retryable: false,
+      cause: last,
+    });
+  }
+  const status = APICallError.isInstance(last) ? last.statusCode : undefined;
+  const retryable = APICallError.isInstance(last) ? last.isRetryable : true;
+  const message = last instanceof Error ? last.message : String(last);
+  return new WaymarkError(
+    'MODEL_CALL_FAILED',
+    `model ${name} call failed${status ? ` (HTTP ${status})` : ''}: ${message}`,
+    { retryable, cause: last, details: status === undefined ? {} : { status } },
+  );
+}
+
+function describe(model: unknown): string {
+  const m = model as LanguageModelV3;
+  return `"${m.provider?.split('.')[0]}:${m.modelId}"`;
+}
