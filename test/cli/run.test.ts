@@ -76,26 +76,20 @@ describe.concurrent('waymark run', { timeout: testTimeoutMs }, () => {
     ]);
   });
 
-  it('--quiet prints only "<run-id> <status>"', async () => {
-    const out = await sandbox().waymark([
+  it('--reuse reads back every step whose inputs match the named run; --quiet prints "<run-id> <status>"', async () => {
+    const box = sandbox();
+    const first = await box.waymark([
       '--quiet',
       'run',
       review,
       '--input',
       '{"title":"x"}',
       '--run-id',
-      'q',
+      'first',
     ]);
-    expectExit(out, 3);
-    expect(out.stdout).toBe('q waiting\n');
-  });
-
-  it('--reuse reads back every step whose inputs match the named run, and runs none of them', async () => {
-    const box = sandbox();
-    expectExit(
-      await box.waymark(['run', review, '--input', '{"title":"x"}', '--run-id', 'first']),
-      3,
-    );
+    expectExit(first, 3);
+    // --quiet prints only what a script needs.
+    expect(first.stdout).toBe('first waiting\n');
     const out = await box.waymark([
       '--json',
       'run',

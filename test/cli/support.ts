@@ -167,11 +167,15 @@ export function expectError(
   expect(outcome.stderr).not.toMatch(/^\s+at /m);
 }
 
-/** Asserts a `--json` error: exit 2 (unless told) and one `{type:'error', code, message, hint}`. */
+/**
+ * Asserts a `--json` error: exit 2 (unless told), one `{type:'error', code, message, hint}` on
+ * stdout, and nothing on stderr.
+ */
 export function expectJsonError(outcome: Outcome, code: string, exit = 2): JsonLine {
   expectExit(outcome, exit);
   const error = jsonOf(outcome, 'error');
   expect(error).toMatchObject({ code, message: expect.any(String) });
   expect(error.message).not.toMatch(new RegExp(`^${code}`));
+  expect(outcome.stderr).toBe('');
   return error;
 }
