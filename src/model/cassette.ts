@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { WaymarkError } from '../error/waymark-error.js';
 import { modelName, parseModelName, type ResolveOptions, resolveModel } from './providers.js';
 import {
@@ -94,8 +94,6 @@ export function recordModel(
   const name = modelName(real);
   const { provider, modelId } = typeof real === 'string' ? parseModelName(real) : splitName(name);
   let resolved: Promise<LanguageModelV3> | undefined;
-  let cassette: Cassette | undefined;
-  let writing: Promise<void> = Promise.resolve();
 
   const doGenerate = async (call: CallOptions): Promise<GenerateResult> => {
     resolved ??=
@@ -103,19 +101,12 @@ export function recordModel(
         ? resolveModel(real, options)
         : Promise.resolve(real as LanguageModelV3);
     const result = await (await resolved).doGenerate(call);
-    cassette ??= readCassette(file, true);
-    cassette.entries[requestKey(call)] = {
+    const entry: CassetteEntry = {
       model: name,
       request: normalizeRequest(call),
       response: recordable(result),
     };
-    const snapshot = `${JSON.stringify(cassette, null, 2)}\n`;
-    // Writes are chained so branches recording side by side never interleave in the file.
-    writing = writing.then(async () => {
-      await mkdir(dirname(file), { recursive: true });
-      await writeFile(file, snapshot);
-    });
-    await writing;
+    await record(file, requestKey(call), entry);
     return result;
   };
   return {
@@ -173,6 +164,27 @@ export function replayModel(file: string): LanguageModelV3 {
     doGenerate,
     doStream: async (call) => streamOf(await doGenerate(call)),
   };
+}
+
+// One write queue per cassette file, shared by every recordModel of the process: each write
+// reads the file afresh and adds its entry, so nodes recording side by side (fan-out branches,
+// several recordModel values on one file) never drop each other's entries.
+const queues = new Map<string, Promise<void>>();
+
+function record(file: string, key: string, entry: CassetteEntry): Promise<void> {
+  const path = resolve(file);
+  const write = (queues.get(path) ?? Promise.resolve()).then(async () => {
+    const cassette = readCassette(path, true);
+    cassette.entries[key] = entry;
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, `${JSON.stringify(cassette, null, 2)}\n`);
+  });
+  // A failed write fails its own call only, not the calls queued after it.
+  queues.set(
+    path,
+    write.catch(() => {}),
+  );
+  return write;
 }
 
 function splitName(name: string): { provider: string; modelId: string } {

@@ -25,7 +25,7 @@ export interface ModelOptions<S, O> {
   /** Reasons per item of the output's list fields; failing items are quarantined one by one. */
   readonly checkItems?: ItemChecks<O, S>;
   /** Turns the checked output into the update; by default the output is the update. */
-  readonly update?: (output: O, state: Readonly<S>) => Partial<S> | undefined;
+  readonly update?: (output: O, state: Readonly<S>) => Partial<NoInfer<S>> | undefined;
   /** Most input + output tokens over all the node's calls in one attempt. */
   readonly maxTokens?: number;
   /** Most cost (US dollars) over all the node's calls in one attempt; needs a price for its model. */
@@ -42,7 +42,9 @@ export interface ModelOptions<S, O> {
 }
 
 /** The node function a model() or agent() declaration becomes. */
-export type ModelNode<S> = NodeFn<S, Partial<S>>;
+// NoInfer: the state type comes from where the node is used (its state parameter), never from
+// the narrower update type `.node()` expects when it declares `writes`.
+export type ModelNode<S> = NodeFn<S, Partial<NoInfer<S>>>;
 
 /**
  * A node that asks a model for structured output: the reply is validated against `output`
