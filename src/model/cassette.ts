@@ -43,7 +43,12 @@ const keyFields = [
   'providerOptions',
 ] as const;
 
-/** The request as recorded: the fields that decide the answer, as plain JSON with sorted keys. */
+/**
+ * The request as recorded: the fields that decide the answer, as plain JSON with sorted keys.
+ *
+ * @example
+ * normalizeRequest({ prompt, temperature: 0, abortSignal }) // { prompt: [...], temperature: 0 }
+ */
 export function normalizeRequest(call: CallOptions): unknown {
   const picked: Record<string, unknown> = {};
   for (const field of keyFields) if (call[field] !== undefined) picked[field] = call[field];

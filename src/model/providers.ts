@@ -7,7 +7,13 @@ export type Env = Readonly<Record<string, string | undefined>>;
 /** Loads a provider package; a test passes one that fails to see the missing-package error. */
 export type ImportModule = (specifier: string) => Promise<unknown>;
 
-/** The default base URL of `openai-compatible:` models: Ollama's OpenAI-compatible endpoint. */
+/**
+ * The default base URL of `openai-compatible:` models: Ollama's OpenAI-compatible endpoint.
+ * `WAYMARK_OPENAI_BASE_URL` overrides it.
+ *
+ * @example
+ * WAYMARK_OPENAI_BASE_URL=http://127.0.0.1:8080/v1 waymark run graph.ts --model local:qwen3
+ */
 export const defaultLocalBaseUrl = 'http://127.0.0.1:11434/v1';
 
 interface ProviderEntry {
@@ -66,11 +72,19 @@ const providers: Readonly<Record<string, ProviderEntry>> = {
   local,
 };
 
-/** The providers a model name may start with. */
+/**
+ * The providers a model name may start with.
+ *
+ * @example
+ * providerNames // ['openai', 'anthropic', 'openai-compatible', 'local']
+ */
 export const providerNames = Object.keys(providers) as readonly string[];
 
 /**
  * Splits `provider:model-id` at its first colon (model ids may hold more: `local:llama3.2:3b`).
+ *
+ * @example
+ * parseModelName('local:llama3.2:3b') // { provider: 'local', modelId: 'llama3.2:3b' }
  * @throws WaymarkError `MODEL_NAME_INVALID`
  */
 export function parseModelName(name: string): { provider: string; modelId: string } {

@@ -131,7 +131,12 @@ function answer(reply: ScriptedReply, request: ScriptedRequest): GenerateResult 
 
 const estimate = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 
-/** The prompt as text: `role: text` per part; tool calls and results as JSON. */
+/**
+ * The prompt as text: `role: text` per part; tool calls and results as JSON.
+ *
+ * @example
+ * promptText([{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]) // 'user: hi'
+ */
 export function promptText(prompt: CallOptions['prompt']): string {
   const lines: string[] = [];
   for (const message of prompt) {
