@@ -9,8 +9,8 @@ export { isWaymarkError, permanentError, WaymarkError } from './error/waymark-er
 export type { GraphOptions, MapOptions, NodeOptions } from './graph/builder.js';
 export { GraphBuilder, graph } from './graph/builder.js';
 export type { CompiledGraph } from './graph/compiled.js';
-export type { Diagnostic, DiagnosticCode } from './graph/diagnostic.js';
-export { formatDiagnostics } from './graph/diagnostic.js';
+export type { Diagnostic, DiagnosticCode, Severity } from './graph/diagnostic.js';
+export { formatDiagnostics, warningCodes } from './graph/diagnostic.js';
 export type { End } from './graph/end.js';
 export { END } from './graph/end.js';
 export type { BestPolicy, JoinPolicyInput } from './graph/join.js';

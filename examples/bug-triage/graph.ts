@@ -133,7 +133,8 @@ export function bugTriage(steps: Steps = scripted) {
         exec: ['node'],
         visits: 3,
         onError: 'escalate',
-        reads: ['bug', 'round'],
+        // `repro` is read by the router, which routes on the failure kind this node found.
+        reads: ['bug', 'round', 'repro'],
         writes: ['round', 'repro', 'log'],
       },
     )
@@ -173,7 +174,7 @@ export function bugTriage(steps: Steps = scripted) {
         const fix = await steps.fixCode(fixInput(s));
         return { fix: [...fix], log: [`fix-code: changed ${fix.map((f) => f.path).join(', ')}`] };
       },
-      { kind: 'model', writes: ['fix', 'log'] },
+      { kind: 'model', reads: ['bug', 'component', 'suspects', 'repro'], writes: ['fix', 'log'] },
     )
     .node(
       'update-tests',
@@ -184,7 +185,11 @@ export function bugTriage(steps: Steps = scripted) {
           log: [`update-tests: added ${tests.map((f) => f.path).join(', ')}`],
         };
       },
-      { kind: 'model', writes: ['tests', 'log'] },
+      {
+        kind: 'model',
+        reads: ['bug', 'component', 'suspects', 'repro'],
+        writes: ['tests', 'log'],
+      },
     )
     .node('merge', (s) => ({ log: [`merge: ${s.fix.length + s.tests.length} file(s) changed`] }), {
       join: all(),
@@ -224,7 +229,8 @@ export function bugTriage(steps: Steps = scripted) {
       {
         exec: ['node'],
         onError: 'escalate',
-        reads: ['bug', 'fix', 'tests'],
+        // `verification` is read by the router, which routes on what this node found.
+        reads: ['bug', 'fix', 'tests', 'verification'],
         writes: ['verification', 'log'],
       },
     )

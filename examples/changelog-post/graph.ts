@@ -90,7 +90,8 @@ export function changelogPost(writer: Writer = scripted) {
       {
         // A thrown error is transient: tried twice, then the run fails here with its checkpoint kept.
         retry: { attempts: 2, backoffMs: 20 },
-        reads: ['draft', 'changelog'],
+        // `findings` is read by the router, which sends a draft with findings back.
+        reads: ['draft', 'changelog', 'findings'],
         writes: ['findings'],
       },
     )

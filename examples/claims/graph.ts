@@ -101,7 +101,12 @@ export default graph('claims', {
         .map((st) => st.text);
       return { unverified, log: [`verify: ${unverified.length} unverified`] };
     },
-    { onError: 'publish', reads: ['statements', 'ranked'], writes: ['unverified', 'log'] },
+    {
+      onError: 'publish',
+      // `unverified` is read by the router, which plans again while claims stay unverified.
+      reads: ['statements', 'ranked', 'unverified'],
+      writes: ['unverified', 'log'],
+    },
   )
   .node(
     'publish',

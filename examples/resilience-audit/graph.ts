@@ -249,8 +249,8 @@ export function resilienceAudit(steps: Steps = scripted) {
     .node(
       'synthesize',
       async (s) => {
-        // `reads` is not (yet) a read view at run time, so the node hands its writer exactly the
-        // declared fields; findings, verdicts and remarks never reach it.
+        // `reads` makes `s` a view of the declared fields only (reading findings, verdicts or
+        // remarks here throws READ_DENIED); the writer gets a plain copy of exactly those.
         const input: SynthesisInput = pick(s, synthesisReads);
         const report = await steps.writer(input);
         const allowed = new Set(s.gated.map((f) => f.id));

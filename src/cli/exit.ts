@@ -92,8 +92,9 @@ export function reportError(io: Io, error: unknown): number {
   return storeFault ? exitCode.failed : exitCode.usage;
 }
 
-/** One diagnostic as the CLI prints it: code, where, what, and the fix. */
+/** One diagnostic as the CLI prints it: code (a warning says so), where, what, and the fix. */
 export function formatDiagnostic(io: Io, d: Diagnostic): string {
   const where = d.node ?? (d.edge ? `${d.edge.from} -> ${d.edge.to}` : '');
-  return `  ${io.c.red(d.code)}${where ? ` ${io.c.bold(where)}` : ''}: ${d.message}\n    ${io.c.dim('fix:')} ${d.hint}`;
+  const code = d.severity === 'warning' ? io.c.yellow(`warning ${d.code}`) : io.c.red(d.code);
+  return `  ${code}${where ? ` ${io.c.bold(where)}` : ''}: ${d.message}\n    ${io.c.dim('fix:')} ${d.hint}`;
 }

@@ -5,6 +5,7 @@ import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Diagnostic } from '../graph/diagnostic.js';
 import type { GraphDef } from '../graph/types.js';
+import { validate } from '../graph/validate.js';
 
 /** A graph file as `waymark validate` sees it: the declaration and every problem in it. */
 export interface Declaration {
@@ -12,6 +13,7 @@ export interface Declaration {
   /** The compiled graph; absent when the declaration has problems. */
   readonly graph: CompiledGraph | undefined;
   readonly def: GraphDef | undefined;
+  /** Errors and warnings; the graph compiled if none of them is an error. */
   readonly diagnostics: readonly Diagnostic[];
 }
 
@@ -35,10 +37,14 @@ export async function loadGraph(file: string): Promise<{ graph: CompiledGraph; p
   const declaration = await loadDeclaration(file);
   if (declaration.graph !== undefined) return { graph: declaration.graph, path: declaration.path };
   const name = declaration.def?.name ?? file;
+  const errors = declaration.diagnostics.filter(isError);
   throw new WaymarkError(
     'GRAPH_INVALID',
-    `graph "${name}" in ${file} has ${declaration.diagnostics.length} problem(s)`,
-    { details: declaration.diagnostics, retryable: false },
+    `graph "${name}" in ${file} has ${errors.length} problem(s)`,
+    {
+      details: errors,
+      retryable: false,
+    },
   );
 }
 
@@ -60,11 +66,13 @@ export async function loadDeclaration(file: string): Promise<Declaration> {
     throw invalid(`${file} does not load: ${why}`, path, cause);
   }
   const value = module.default;
-  if (isCompiled(value)) return { path, graph: value, def: value.def, diagnostics: [] };
+  // A compiled graph has no errors, but may have warnings: its plain-data def still shows them.
+  if (isCompiled(value))
+    return { path, graph: value, def: value.def, diagnostics: validate(value.def) };
   if (isBuilder(value)) {
     const def = value.toDef();
     const diagnostics = value.validate();
-    const graph = diagnostics.length === 0 ? value.compile() : undefined;
+    const graph = diagnostics.some(isError) ? undefined : value.compile();
     return { path, graph, def, diagnostics };
   }
   const what =
@@ -94,6 +102,17 @@ function isBuilder(value: unknown): value is Builder {
     typeof v.validate === 'function' &&
     typeof v.compile === 'function'
   );
+}
+
+/**
+ * Whether a diagnostic stops compile(). One without a severity came from a copy of waymark that
+ * had no warnings yet: every diagnostic was an error then.
+ *
+ * @example
+ * const errors = diagnostics.filter(isError);
+ */
+export function isError(d: Diagnostic): boolean {
+  return d.severity !== 'warning';
 }
 
 function diagnosticsOf(details: unknown): Diagnostic[] {

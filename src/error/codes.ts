@@ -10,7 +10,9 @@ export const errorCodes = [
   'INPUT_INVALID',
   'OPTIONS_INVALID',
   'UPDATE_INVALID',
-  'WRITE_UNDECLARED',
+  // capabilities: reads and writes
+  'READ_DENIED',
+  'WRITE_DENIED',
   // routing and caps
   'ROUTE_UNDECLARED',
   'ROUTER_FAILED',

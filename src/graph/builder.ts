@@ -240,23 +240,28 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
     };
   }
 
-  /** Every problem in the declaration; empty when it compiles. */
+  /**
+   * Every problem in the declaration: errors, and warnings that do not stop `compile()`. Empty
+   * when the graph compiles without a warning.
+   */
   validate(): Diagnostic[] {
     return validate(this.toDef());
   }
 
   /**
    * Validates the graph and returns it ready to run.
-   * @throws WaymarkError `GRAPH_INVALID` whose `details` lists every diagnostic.
+   * Warnings do not stop it; `validate()` lists them.
+   * @throws WaymarkError `GRAPH_INVALID` whose `details` lists every error diagnostic.
    */
   compile(): CompiledGraph<S, I> {
     const def = this.toDef();
     const { diagnostics, repeatable } = analyze(def, true);
-    if (diagnostics.length > 0) {
+    const errors = diagnostics.filter((d) => d.severity === 'error');
+    if (errors.length > 0) {
       throw new WaymarkError(
         'GRAPH_INVALID',
-        `graph "${def.name}" has ${diagnostics.length} problem(s):\n${formatDiagnostics(diagnostics)}`,
-        { details: diagnostics, retryable: false },
+        `graph "${def.name}" has ${errors.length} problem(s):\n${formatDiagnostics(errors)}`,
+        { details: errors, retryable: false },
       );
     }
     const nodes = runtimeNodes(def, repeatable, {

@@ -21,6 +21,8 @@ export interface RuntimeNode {
    * have their visits counted, so a long chain does not carry a growing visit table.
    */
   readonly repeats: boolean;
+  /** What the node may read, or undefined when it did not declare `reads` (it sees all). */
+  readonly reads: ReadAccess | undefined;
   /** Fields the node may write, or undefined when it did not declare `writes`. */
   readonly writes: ReadonlySet<string> | undefined;
   /** The fan-out this node starts when it completes, if any (it then has no edge or router). */
@@ -31,6 +33,16 @@ export interface RuntimeNode {
   readonly join:
     | { readonly def: JoinDef; readonly score: ((branchState: unknown) => number) | undefined }
     | undefined;
+}
+
+/**
+ * A node's declared `reads`, resolved once at compile: the fields it may read, and every state
+ * field of the graph (reading one of those outside `fields` is `READ_DENIED`).
+ */
+export interface ReadAccess {
+  readonly node: string;
+  readonly fields: ReadonlySet<string>;
+  readonly all: ReadonlySet<string>;
 }
 
 /**

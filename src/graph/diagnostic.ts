@@ -36,20 +36,40 @@ export const diagnosticCodes = [
   'JOIN_SHARED',
   'QUORUM_TOO_LARGE',
   'WRITE_CONFLICT',
+  'READS_UNDECLARED',
+  'WRITES_UNDECLARED',
 ] as const;
 
 /** A stable code of a compile-time diagnostic. */
 export type DiagnosticCode = (typeof diagnosticCodes)[number];
 
 /**
+ * How a diagnostic weighs: an `error` makes `.compile()` throw; a `warning` is reported by
+ * `validate()` and `waymark validate` but never stops a graph from compiling.
+ */
+export type Severity = 'error' | 'warning';
+
+/**
+ * The codes that are warnings; every other code is an error.
+ *
+ * @example
+ * const errors = diagnostics.filter((d) => !warningCodes.has(d.code));
+ */
+export const warningCodes: ReadonlySet<DiagnosticCode> = new Set<DiagnosticCode>([
+  'READS_UNDECLARED',
+  'WRITES_UNDECLARED',
+]);
+
+/**
  * One problem found in a graph declaration, as data. `node` and `edge` say where; `hint` is the
  * one-line fix.
  *
  * @example
- * { code: 'DEAD_END', node: 'verify', message: 'node "verify" has no way out', hint: '...' }
+ * { code: 'DEAD_END', severity: 'error', node: 'verify', message: 'node "verify" has no way out', hint: '...' }
  */
 export interface Diagnostic {
   readonly code: DiagnosticCode;
+  readonly severity: Severity;
   readonly message: string;
   readonly hint: string;
   readonly node?: string;
@@ -60,10 +80,15 @@ export interface Diagnostic {
 export type Report = (
   code: DiagnosticCode,
   message: string,
-  where?: Omit<Diagnostic, 'code' | 'message' | 'hint'>,
+  where?: Omit<Diagnostic, 'code' | 'severity' | 'message' | 'hint'>,
 ) => void;
 
-/** Formats diagnostics one per line, for error messages and the CLI. */
+/** Formats diagnostics one per line, for error messages and the CLI; a warning says so. */
 export function formatDiagnostics(diagnostics: readonly Diagnostic[]): string {
-  return diagnostics.map((d) => `  ${d.code} ${d.message} (fix: ${d.hint})`).join('\n');
+  return diagnostics
+    .map(
+      (d) =>
+        `  ${d.severity === 'warning' ? 'warning ' : ''}${d.code} ${d.message} (fix: ${d.hint})`,
+    )
+    .join('\n');
 }

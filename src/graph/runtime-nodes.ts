@@ -24,7 +24,10 @@ export function runtimeNodes(
   tables: FunctionTables,
 ): Map<string, RuntimeNode> {
   const nodes = new Map<string, Mutable<RuntimeNode>>();
+  // One set of the graph's fields, shared by every node that declares reads.
+  let all: ReadonlySet<string> | undefined;
   for (const node of def.nodes) {
+    if (node.reads !== undefined) all ??= new Set(def.fields);
     const join = node.join && { def: node.join, score: tables.scores.get(node.name) };
     nodes.set(node.name, {
       def: node,
@@ -34,6 +37,7 @@ export function runtimeNodes(
       router: undefined,
       cap: node.visits ?? Number.POSITIVE_INFINITY,
       repeats: node.visits !== undefined || repeatable.has(node.name),
+      reads: node.reads && { node: node.name, fields: new Set(node.reads), all: all! },
       writes: node.writes && new Set(node.writes),
       fanOut: undefined,
       join,

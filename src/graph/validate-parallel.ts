@@ -79,8 +79,9 @@ export function resolveFanOuts(
 /**
  * The checks that need parallel branches: every branch reaches its join without leaving the
  * fan-out's region, joins belong to exactly one fan-out, a quorum is reachable, and branches
- * that run side by side do not write the same field without a reducer. Collects the nodes of
- * every branch into `branchNodes` when given: they run once per branch.
+ * that run side by side do not write the same field without a reducer. Warns about branch nodes
+ * that declare no `reads` or no `writes`. Collects the nodes of every branch into `branchNodes`
+ * when given: they run once per branch.
  */
 export function checkParallel(
   s: Structure,
@@ -90,6 +91,7 @@ export function checkParallel(
   const { nodes, report } = s;
   const startsFanOut = new Set(fanOuts.map((f) => f.from));
   const owners = new Map<number, string[]>();
+  const inBranch = new Uint8Array(nodes.length);
   for (const fanOut of fanOuts) {
     const fromName = nodes[fanOut.from]!.name;
     const joinNode = nodes[fanOut.join]!;
@@ -98,6 +100,8 @@ export function checkParallel(
     const writes: (Set<string> | 'all')[] = [];
     fanOut.entries.forEach((entry) => {
       const { region, reachesJoin } = regionOf(entry, fanOut.join, s.exits);
+      // A fan-out node inside a region is already an error (escape, nesting), not a branch node.
+      for (const i of region) if (!startsFanOut.has(i)) inBranch[i] = 1;
       if (branchNodes) for (const i of region) branchNodes.add(nodes[i]!.name);
       const entryName = nodes[entry]!.name;
       if (!reachesJoin) {
@@ -159,6 +163,7 @@ export function checkParallel(
     }
   }
   nodes.forEach((node, i) => {
+    if (inBranch[i]) warnUndeclared(node, report);
     if (node.join !== undefined) checkJoinOptions(node, report);
     const named = owners.get(i) ?? [];
     if (named.length > 1) {
@@ -257,6 +262,26 @@ function checkWriteConflicts(
         conflict(between, unreduced([...wa].filter((f) => wb.has(f))));
       }
     }
+  }
+}
+
+// A branch node runs beside its siblings: what it may read and write is what a review of the
+// fan-out needs to see, so leaving it open is worth a warning (never an error: it still runs).
+function warnUndeclared(node: NodeDef, report: Report): void {
+  const where = { node: node.name };
+  if (node.reads === undefined) {
+    report(
+      'READS_UNDECLARED',
+      `node "${node.name}" runs in a parallel branch and declares no reads, so it sees every field`,
+      where,
+    );
+  }
+  if (node.writes === undefined) {
+    report(
+      'WRITES_UNDECLARED',
+      `node "${node.name}" runs in a parallel branch and declares no writes, so it may write any field`,
+      where,
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Diagnostic, DiagnosticCode } from './diagnostic.js';
+import { type Diagnostic, type DiagnosticCode, warningCodes } from './diagnostic.js';
 import { END, reservedNames } from './end.js';
 import { type Adjacency, EdgeCollector, reverse } from './internal/adjacency.js';
 import { cyclicComponents } from './internal/cycles.js';
@@ -39,13 +39,18 @@ const hints: Readonly<Record<DiagnosticCode, string>> = {
   QUORUM_TOO_LARGE: 'lower k to at most the number of branches, or add branches',
   WRITE_CONFLICT:
     'declare a reducer for the field (append, union, sum, ...), or write it from one branch',
+  READS_UNDECLARED:
+    'declare { reads: [...] } with the fields the node reads; it then sees only those',
+  WRITES_UNDECLARED:
+    'declare { writes: [...] } with the fields the node updates; any other is refused',
   OPTION_INVALID:
     'use whole numbers >= 1 for visits, version and retry.attempts; 0 < timeoutMs <= 2147483647; retry.factor >= 1; a known kind and known error classes',
 };
 
 /**
  * Checks a graph declaration without running anything and returns every problem found, in a
- * stable order. Cost is linear in nodes + edges.
+ * stable order: errors, which stop `.compile()`, and warnings (`severity: 'warning'`), which do
+ * not. Cost is linear in nodes + edges.
  *
  * @example
  * const problems = validate(builder.toDef()); // [] when the graph is sound
@@ -71,8 +76,11 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
   const report = (
     code: DiagnosticCode,
     message: string,
-    where: Omit<Diagnostic, 'code' | 'message' | 'hint'> = {},
-  ) => out.push({ code, message, hint: hints[code], ...where });
+    where: Omit<Diagnostic, 'code' | 'severity' | 'message' | 'hint'> = {},
+  ) => {
+    const severity = warningCodes.has(code) ? 'warning' : 'error';
+    out.push({ code, severity, message, hint: hints[code], ...where });
+  };
 
   // Names: index the first declaration of each; later duplicates are reported and ignored.
   const indexOf = new Map<string, number>();

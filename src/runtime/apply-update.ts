@@ -48,7 +48,7 @@ export function applyUpdate(
     }
     if (node.writes !== undefined && !node.writes.has(key)) {
       return refuse(
-        'WRITE_UNDECLARED',
+        'WRITE_DENIED',
         `node "${node.def.name}" wrote "${key}" but declares writes [${[...node.writes].join(', ')}]`,
         { field: key },
       );

@@ -4,6 +4,7 @@ import { isWaymarkError } from '../error/waymark-error.js';
 import type { RuntimeNode } from '../graph/compiled.js';
 import type { Spend, TurnRecord } from '../graph/types.js';
 import { AttemptContext } from './context.js';
+import { readView } from './read-view.js';
 import type { Activation, RunEvent, RunLimits } from './snapshot.js';
 
 /** What one attempt needs besides the node: the run's identity, state and signal. */
@@ -72,7 +73,12 @@ async function invoke(
 ): Promise<RunEvent> {
   const ctx = new AttemptContext(activation, input, signal, node.def.exec);
   try {
-    const update = await node.fn(input.state, ctx);
+    // Only a node that declares `reads` pays for a view; the rest get the frozen state as is.
+    const state =
+      node.reads === undefined
+        ? input.state
+        : readView(node.reads, input.state, `node "${node.def.name}"`);
+    const update = await node.fn(state, ctx);
     const event: RunEvent =
       input.inputHash === undefined
         ? { type: 'completed', activation: activation.id, update }

@@ -8,6 +8,7 @@ import { resumed } from './checkpoint.js';
 import type { Draft, Scheduling } from './draft.js';
 import { branchFailed, branchSucceeded, openFanOut, setBranch } from './fan-out.js';
 import { deepFreeze } from './freeze.js';
+import { readDenial, readView } from './read-view.js';
 import type {
   Activation,
   AttemptReport,
@@ -254,8 +255,16 @@ class Transition implements Draft {
     }
     let update: unknown;
     try {
-      update = wait.update(parsed.data, this.#scopeState(activation));
+      update = wait.update(parsed.data, this.#nodeState(node, activation));
     } catch (cause) {
+      const denied = readDenial(cause);
+      if (denied !== undefined) {
+        this.fail(
+          id,
+          errorValue(where, 'READ_DENIED', 'permanent', denied.message, denied.details),
+        );
+        return;
+      }
       const message = `turning the answer to "${node.def.name}" into an update threw: ${cause instanceof Error ? cause.message : String(cause)}`;
       this.fail(id, errorValue(where, 'NODE_FAILED', 'permanent', message));
       return;
@@ -390,11 +399,20 @@ class Transition implements Draft {
   #openWait(node: RuntimeNode, activation: Activation, branch: BranchRef | undefined): void {
     let prompt: string;
     try {
-      prompt = String(node.wait!.prompt(this.#scopeState(activation)));
+      prompt = String(node.wait!.prompt(this.#nodeState(node, activation)));
     } catch (cause) {
-      const message = `the prompt of "${node.def.name}" threw: ${cause instanceof Error ? cause.message : String(cause)}`;
       const where = { node: node.def.name, activation: activation.id, attempt: 0 };
-      this.failFinally(node, errorValue(where, 'NODE_FAILED', 'permanent', message), branch);
+      const denied = readDenial(cause);
+      const error =
+        denied === undefined
+          ? errorValue(
+              where,
+              'NODE_FAILED',
+              'permanent',
+              `the prompt of "${node.def.name}" threw: ${cause instanceof Error ? cause.message : String(cause)}`,
+            )
+          : errorValue(where, 'READ_DENIED', 'permanent', denied.message, denied.details);
+      this.failFinally(node, error, branch);
       return;
     }
     const waiting: Activation = {
@@ -409,6 +427,14 @@ class Transition implements Draft {
   #scopeState(activation: Activation): Snapshot['state'] {
     const ref = activation.branch;
     return ref === undefined ? this.state : this.fanOuts[ref.fanOut]!.branches[ref.index]!.state;
+  }
+
+  /** What a person node's prompt and answer see: its scope's state, limited to its `reads`. */
+  #nodeState(node: RuntimeNode, activation: Activation): Snapshot['state'] {
+    const state = this.#scopeState(activation);
+    return node.reads === undefined
+      ? state
+      : readView(node.reads, state, `node "${node.def.name}"`);
   }
 
   /** `fanOut[index]/node:n`, counting visits within the branch so ids do not depend on timing. */
@@ -426,8 +452,16 @@ class Transition implements Draft {
     const name = node.def.name;
     let target: unknown;
     try {
-      target = router.fn(state);
+      // The router sees what its node may read, so it cannot route on a field the node did not declare.
+      const view =
+        node.reads === undefined ? state : readView(node.reads, state, `the router of "${name}"`);
+      target = router.fn(view);
     } catch (cause) {
+      const denied = readDenial(cause);
+      if (denied !== undefined) {
+        this.#fatal(activation, 'READ_DENIED', denied.message, { router: name, ...denied.details });
+        return undefined;
+      }
       const message = `the router of "${name}" threw: ${cause instanceof Error ? cause.message : String(cause)}`;
       this.#fatal(activation, 'ROUTER_FAILED', message, { router: name });
       return undefined;

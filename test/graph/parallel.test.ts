@@ -11,8 +11,12 @@ const pipeline = (
 ) =>
   graph('g', { state: State, reducers: withAppend ? { notes: append } : {} })
     .node('triage', pass)
-    .node('fix', pass, fixWrites === undefined ? {} : { writes: fixWrites })
-    .node('tests', pass, testsWrites === undefined ? {} : { writes: testsWrites })
+    .node('fix', pass, fixWrites === undefined ? { reads: [] } : { reads: [], writes: fixWrites })
+    .node(
+      'tests',
+      pass,
+      testsWrites === undefined ? { reads: [] } : { reads: [], writes: testsWrites },
+    )
     .node('merge', pass)
     .fanOut('triage', ['fix', 'tests'], 'merge')
     .edge('fix', 'merge')
@@ -40,6 +44,7 @@ describe('validating fan-outs', () => {
     // notes has a reducer; done does not, and "fix" may write it.
     expect(problems.map((p) => p.message)).toEqual([
       'branches "fix" and "tests" of the fan-out at "triage" can both write "done", which has no reducer',
+      'node "fix" runs in a parallel branch and declares no writes, so it may write any field',
     ]);
     expect(
       pipeline(undefined, undefined)
@@ -47,6 +52,8 @@ describe('validating fan-outs', () => {
         .map((p) => p.message),
     ).toEqual([
       'branches "fix" and "tests" of the fan-out at "triage" both declare no writes, so they may write the same fields',
+      'node "fix" runs in a parallel branch and declares no writes, so it may write any field',
+      'node "tests" runs in a parallel branch and declares no writes, so it may write any field',
     ]);
   });
 
@@ -56,8 +63,8 @@ describe('validating fan-outs', () => {
     ) =>
       declare()
         .node('ask', pass)
-        .node('a', pass, { writes: ['notes'] })
-        .node('b', pass, { writes: ['notes'] })
+        .node('a', pass, { reads: [], writes: ['notes'] })
+        .node('b', pass, { reads: [], writes: ['notes'] })
         .node('pick', pass, { join })
         .fanOut('ask', ['a', 'b'], 'pick')
         .edge('a', 'pick')
@@ -77,7 +84,7 @@ describe('validating fan-outs', () => {
     const map = (withReducer: boolean) =>
       graph('audit', { state: Files, reducers: withReducer ? { findings: append } : {} })
         .node('list', pass)
-        .node('audit', pass, { writes: ['findings'] })
+        .node('audit', pass, { reads: ['files'], writes: ['findings'] })
         .node('collect', pass)
         .map('list', { over: 'files', branch: 'audit', join: 'collect', concurrency: 4 })
         .edge('audit', 'collect')
@@ -96,7 +103,7 @@ describe('validating fan-outs', () => {
   it('reports a quorum larger than the fixed branch count, and a bad concurrency or tolerance', () => {
     const problems = declare()
       .node('ask', pass)
-      .node('a', pass, { writes: ['notes'] })
+      .node('a', pass, { reads: [], writes: ['notes'] })
       .node('agree', pass, { join: quorum(2), tolerate: '150%' })
       .fanOut('ask', ['a'], 'agree', { concurrency: 0 })
       .edge('a', 'agree')
@@ -114,7 +121,7 @@ describe('validating fan-outs', () => {
     const loop = (visits: number | undefined) =>
       graph('g', { state: State, reducers: { notes: append } })
         .node('plan', pass, visits === undefined ? {} : { visits })
-        .node('a', pass, { writes: ['notes'] })
+        .node('a', pass, { reads: ['done'], writes: ['notes'] })
         .node('merge', pass)
         .fanOut('plan', ['a'], 'merge')
         .edge('a', 'merge')
@@ -128,7 +135,7 @@ describe('validating fan-outs', () => {
   it('reports a branch that routes to its own fan-out node as escaping', () => {
     const problems = graph('g', { state: State, reducers: { notes: append } })
       .node('plan', pass, { visits: 3 })
-      .node('a', pass, { writes: ['notes'] })
+      .node('a', pass, { reads: ['done'], writes: ['notes'] })
       .node('merge', pass)
       .fanOut('plan', ['a'], 'merge')
       .route('a', (s) => (s.done ? 'merge' : 'plan'), ['merge', 'plan'])

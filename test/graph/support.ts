@@ -6,6 +6,7 @@ import {
   graph,
   isWaymarkError,
   type WaymarkError,
+  warningCodes,
 } from '../../src/index.js';
 
 /** The state every graph in these tests shares: small, with one list field for reducers. */
@@ -22,7 +23,8 @@ export const declare = (name = 'g') => graph(name, { state: State });
 export const pass = () => undefined;
 
 /**
- * What a diagnostic must look like: this code at this place, with a message and a hint.
+ * What a diagnostic must look like: this code at this place, with its code's severity, a message
+ * and a hint.
  * Used with `toEqual`, so a diagnostic that names a node or edge not listed here fails.
  */
 export function problem(
@@ -31,6 +33,7 @@ export function problem(
 ) {
   return {
     code,
+    severity: warningCodes.has(code) ? 'warning' : 'error',
     ...where,
     message: expect.stringMatching(/\S/),
     hint: expect.stringMatching(/\S/),

@@ -83,7 +83,7 @@ describe('errors are values', () => {
       ['unknown field', () => ({ title: 'x' }), 'UPDATE_INVALID'],
       ['wrong type', () => ({ draft: 42 }), 'UPDATE_INVALID'],
       ['not an object', () => 'done', 'UPDATE_INVALID'],
-      ['undeclared write', () => ({ note: 'n' }), 'WRITE_UNDECLARED'],
+      ['undeclared write', () => ({ note: 'n' }), 'WRITE_DENIED'],
     ];
     for (const [label, body, code] of cases) {
       let attempts = 0;
