@@ -2,12 +2,12 @@
 // database in a fresh temp directory. Nothing here imports src/cli: the tests see exactly the
 // exit code, stdout and stderr a shell would.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 
 /** The repository root, and the files the tests hand to the command. */
 export const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -50,12 +50,20 @@ export interface Sandbox {
   write(name: string, text: string): string;
 }
 
+// Every sandbox a test file made goes when the file is done (not per test: under
+// describe.concurrent the global onTestFinished may belong to another test).
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
 /**
- * A fresh sandbox: call it per test (or per describe when the tests share runs on purpose).
+ * A fresh sandbox: call it in a test, or at the top of a file whose tests share runs on purpose.
  * Tests in different sandboxes touch different files, so they may run concurrently.
  */
 export function sandbox(): Sandbox {
   const dir = mkdtempSync(join(tmpdir(), 'waymark-cli-'));
+  made.push(dir);
   const db = join(dir, 'waymark.db');
   const cms = join(dir, 'cms.json');
   return {
