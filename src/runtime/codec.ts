@@ -8,15 +8,19 @@ import type { TraceEntry } from './trace.js';
 // The typed side of persistence: stores hold these JSON strings and never look inside.
 
 const statuses = new Set(['running', 'waiting', 'succeeded', 'failed', 'cancelled', 'timed_out']);
-const eventTypes = new Set([
-  'started',
-  'completed',
-  'failed',
-  'cancelled',
-  'deadline',
-  'resumed',
-  'migrated',
-]);
+// A record over every event type, so the compiler fails here when an event type is added and
+// not listed (an unlisted type made stored answers read as corrupt).
+const knownEventTypes: Record<RunEvent['type'], true> = {
+  started: true,
+  completed: true,
+  failed: true,
+  cancelled: true,
+  deadline: true,
+  resumed: true,
+  migrated: true,
+  answered: true,
+};
+const eventTypes = new Set(Object.keys(knownEventTypes));
 
 /**
  * A snapshot as stored. A branch's state is left out: it is the state at the fan-out (the run's

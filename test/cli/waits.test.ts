@@ -218,10 +218,8 @@ describe.concurrent('waymark rewind', { timeout: testTimeoutMs }, () => {
     expect(unknown.errLines[0]).toContain('has no node "nowhere"');
   });
 
-  // Known bug, outside the CLI: src/runtime/codec.ts's eventTypes lacks 'answered', so rewind's
-  // replay of a run that recorded an answer throws STORE_CORRUPT ("event N is not a run event").
-  // When it is fixed this test fails: drop `.fails`.
-  it.fails('rewinds a run after an editor rejected it', async () => {
+  // Rewind replays the whole history, the recorded answer included.
+  it('rewinds a run after an editor rejected it', async () => {
     const box = sandbox();
     expectExit(
       await box.waymark(['--quiet', 'run', review, '--input', '{"title":"T"}', '--run-id', 'x']),

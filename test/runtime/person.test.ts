@@ -78,6 +78,32 @@ describe.each(stores)('a person stop point, with the %s store', (_name, makeStor
     expect((await loadTrace(store, 'r')).path).toEqual(['count', 'approve', 'publish']);
   });
 
+  it('a process that dies after the answer was applied resumes from history with the answer in it', async () => {
+    const store = makeStore();
+    const publishing = (hang: boolean) =>
+      graph('approval', { state: Post })
+        .node('count', (s) => ({ edits: s.edits + 1 }), { visits: 3 })
+        .node('approve', person({ prompt: 'publish?', answer: Approval }))
+        .node('publish', () => (hang ? new Promise<never>(() => {}) : { published: true }), {
+          terminal: true,
+        })
+        .edge('count', 'approve')
+        .route('approve', (s) => (s.approved ? 'publish' : 'count'), ['publish', 'count'])
+        .entry('count')
+        .compile();
+    await run(publishing(true), { title: 't' }, { store, runId: 'r' });
+    await answer(store, 'r', 'r/approve:1', { approved: true }, { by: 'editor' });
+    // The first resume applies the answer, then its process "dies" inside publish: the answer is
+    // now an event after the last snapshot, which the next resume must read back.
+    void resume(store, publishing(true), 'r');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const done = await resume(store, publishing(false), 'r');
+
+    expect(done.status).toBe('succeeded');
+    expect(done.state).toMatchObject({ approved: true, published: true });
+  });
+
   it('routes a rejection along the node edges like any answer, and asks again under a new request id', async () => {
     const store = makeStore();
     const calls = { count: 0 };
