@@ -21,7 +21,7 @@ export interface AnswerOptions {
 /**
  * Records a person's answer to an open wait, once. The run does not move until it is resumed:
  * `resume(store, graph, runId)` applies the answer as the node's update and continues.
- * @throws WaymarkError `RUN_NOT_FOUND`, `WAIT_NOT_FOUND`, `ANSWER_INVALID` (with the schema's
+ * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_NOT_RESUMABLE` (the run was cancelled), `WAIT_NOT_FOUND`, `ANSWER_INVALID` (with the schema's
  *   issues), `WAIT_ALREADY_ANSWERED`; each records nothing.
  *
  * @example
@@ -35,8 +35,17 @@ export async function answer(
   value: unknown,
   options: AnswerOptions,
 ): Promise<WaitRecord> {
-  if ((await store.getRun(runId)) === undefined) {
+  const record = await store.getRun(runId);
+  if (record === undefined) {
     throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
+  }
+  // A cancelled run never moves again: an answer to it would be recorded and never applied.
+  if (record.status === 'cancelled') {
+    throw new WaymarkError(
+      'RUN_NOT_RESUMABLE',
+      `run "${runId}" was cancelled; its waits can no longer be answered`,
+      { retryable: false },
+    );
   }
   const wait = (await store.listWaits(runId)).find((w) => w.requestId === requestId);
   if (wait === undefined) {

@@ -80,6 +80,10 @@ describe.each(stores)('a stored run seen from outside, with the %s store', (_nam
     });
     expect(await code(resume(store, g, 'r'))).toBe('RUN_NOT_RESUMABLE');
     expect(await code(cancel(store, g, 'r'))).toBe('RUN_NOT_CANCELLABLE');
+    // Its open wait can no longer be answered: nothing is recorded.
+    const answered = answer(store, 'r', 'r/approve:1', { approved: true }, { by: 'ed' });
+    expect(await code(answered)).toBe('RUN_NOT_RESUMABLE');
+    expect((await store.listWaits('r'))[0]?.answer).toBeNull();
   });
 
   it('cancel stops a failed run, which a resume would otherwise retry', async () => {
