@@ -69,6 +69,26 @@ describe('an agent node', () => {
     expect(entry?.usage).toEqual({ inputTokens: 20, outputTokens: 10, model: 'scripted:model' });
   });
 
+  it('takes its tools from the state when given a function', async () => {
+    const m = scriptedModel([
+      { toolCalls: [{ toolName: 'cat', input: { path: 'a.ts' } }] },
+      { object: { answer: 'done' } },
+    ]);
+    const g = investigate(m, {
+      tools: (s) => ({
+        cat: tool({
+          inputSchema: z.object({ path: z.string() }),
+          execute: async ({ path }) => s.files[path] ?? 'no such file',
+        }),
+      }),
+    });
+
+    await run(g, { files: { 'a.ts': 'export const a = 1;' } });
+
+    expect(m.requests[0]?.tools).toEqual(['cat']);
+    expect(m.requests[1]?.text).toContain('export const a = 1;');
+  });
+
   it('hitting maxTurns without an answer is BUDGET_EXCEEDED, not a hang or a partial answer', async () => {
     const m = scriptedModel(() => ({
       toolCalls: [{ toolName: 'read_file', input: { path: 'a' } }],
@@ -115,7 +135,11 @@ describe('an agent node', () => {
 });
 
 describe('an effect tool', () => {
-  function posting(receiver: { keys: string[] }, script: ScriptedModel) {
+  function posting(
+    receiver: { keys: string[] },
+    script: ScriptedModel,
+    options: { retry?: { attempts: number } } = {},
+  ) {
     const post = effectTool({
       description: 'Posts a comment.',
       inputSchema: z.object({ body: z.string() }),
@@ -134,7 +158,7 @@ describe('an effect tool', () => {
           output: Answer,
           maxTurns: 3,
         }),
-        { kind: 'model', writes: ['answer'] },
+        { kind: 'model', writes: ['answer'], ...options },
       )
       .edge('respond', END)
       .entry('respond')
@@ -171,6 +195,18 @@ describe('an effect tool', () => {
     // The model asked to post again; the ledger answered with the first post.
     expect(m.requests).toHaveLength(4);
     expect(m.requests[3]?.text).toContain('comment-1');
+    expect(receiver.keys).toEqual(['r/respond:1/post#1']);
+  });
+
+  it('a retried attempt gets the recorded result too: the receiver is called once', async () => {
+    const receiver = { keys: [] as string[] };
+    const m = flaky();
+    const g = posting(receiver, m, { retry: { attempts: 2 } });
+
+    const result = await run(g, {}, { runId: 'r' });
+
+    expect(result.status).toBe('succeeded');
+    expect(result.trace.entries.map((e) => e.status)).toEqual(['failed', 'succeeded']);
     expect(receiver.keys).toEqual(['r/respond:1/post#1']);
   });
 
