@@ -63,7 +63,7 @@ export function progress(io: Io): ProgressHooks {
 export function describeEntry(io: Io, entry: TraceEntry): string {
   const { c } = io;
   const attempt = entry.attempt > 1 ? ` attempt ${entry.attempt}` : '';
-  const took = c.dim(`${entry.durationMs} ms`);
+  const took = c.dim(`${entry.durationMs} ms${tokens(entry)}`);
   if (entry.reused)
     return `${c.blue('↺')} ${entry.activation} ${c.dim('reused from an earlier run')}`;
   switch (entry.status) {
@@ -77,4 +77,15 @@ export function describeEntry(io: Io, entry: TraceEntry): string {
       return `${c.red('✗')} ${entry.activation}${attempt} ${took} ${c.red(error)}${next}`;
     }
   }
+}
+
+/** Model usage of an attempt, when a model node reported it: tokens in and out, turns, model. */
+function tokens(entry: TraceEntry): string {
+  const { usage, turns } = entry;
+  if (usage === undefined) return '';
+  const parts = [`${usage.inputTokens} in / ${usage.outputTokens} out tokens`];
+  if (turns !== undefined) parts.push(`${turns.length} turn(s)`);
+  if (usage.costUsd !== undefined) parts.push(`$${usage.costUsd.toFixed(4)}`);
+  if (usage.model !== undefined) parts.push(usage.model);
+  return `, ${parts.join(', ')}`;
 }

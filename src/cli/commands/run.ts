@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { WaymarkError } from '../../error/waymark-error.js';
+import type { CompiledGraph } from '../../graph/compiled.js';
+import type { Budget } from '../../graph/types.js';
 import { resume } from '../../runtime/resume.js';
 import { run } from '../../runtime/run.js';
 import type { Io } from '../io.js';
@@ -14,6 +16,9 @@ interface RunFlags {
   readonly inputFile?: string;
   readonly runId?: string;
   readonly reuse?: string;
+  readonly model?: string;
+  readonly maxTokens?: string;
+  readonly maxCost?: string;
 }
 
 export function runCommands(program: Command, io: () => Io, done: (code: number) => void) {
@@ -28,11 +33,18 @@ export function runCommands(program: Command, io: () => Io, done: (code: number)
       '--reuse <run-id>',
       'reuse the recorded output of every step whose inputs match this run',
     )
+    .option(
+      '--model <provider:model-id>',
+      'the model every model node uses, e.g. openai:gpt-4o-mini',
+    )
+    .option('--max-tokens <n>', 'most model tokens the whole run may spend')
+    .option('--max-cost <usd>', 'most model cost, in US dollars, the whole run may spend')
     .addHelpText(
       'after',
       `
 Example:
   $ waymark run examples/changelog-post/graph.ts --input '{"version":"2.4.0"}'
+  $ waymark run examples/resilience-audit/graph.ts --model openai:gpt-4o-mini --max-cost 0.50
 
 Exit code: 0 succeeded, 3 waiting for an answer, 1 failed, timed out or cancelled, 2 bad usage or input.`,
     )
@@ -40,6 +52,8 @@ Exit code: 0 succeeded, 3 waiting for an answer, 1 failed, timed out or cancelle
       const out = io();
       const input = readInput(flags);
       const { graph, path } = await loadGraph(file);
+      const budget = budgetOf(flags);
+      announceModels(out, graph, flags.model);
       done(
         await withStore(out, async (store) => {
           const hooks = progress(out);
@@ -48,6 +62,8 @@ Exit code: 0 succeeded, 3 waiting for an answer, 1 failed, timed out or cancelle
               store,
               ...(flags.runId !== undefined && { runId: flags.runId }),
               ...(flags.reuse !== undefined && { reuseFrom: flags.reuse }),
+              ...(flags.model !== undefined && { model: flags.model }),
+              ...(budget !== undefined && { budget }),
               labels: { [graphFileLabel]: path },
               onAttemptStart: hooks.onAttemptStart,
               onTraceEntry: hooks.onTraceEntry,
@@ -114,4 +130,36 @@ function readInput(flags: RunFlags): unknown {
     });
   }
   return parseJson(text, `--input-file ${flags.inputFile}`);
+}
+
+function budgetOf(flags: RunFlags): Budget | undefined {
+  const number = (text: string | undefined, option: string) => {
+    if (text === undefined) return undefined;
+    const value = Number(text);
+    if (!(Number.isFinite(value) && value > 0)) {
+      throw new WaymarkError('USAGE_INVALID', `${option} ${text} must be a number > 0`, {
+        retryable: false,
+      });
+    }
+    return value;
+  };
+  const maxTokens = number(flags.maxTokens, '--max-tokens');
+  const maxCostUsd = number(flags.maxCost, '--max-cost');
+  if (maxTokens === undefined && maxCostUsd === undefined) return undefined;
+  return {
+    ...(maxTokens !== undefined && { maxTokens }),
+    ...(maxCostUsd !== undefined && { maxCostUsd }),
+  };
+}
+
+/** Says which model the graph's model nodes will call, so a scripted run never passes for a real one. */
+function announceModels(out: Io, graph: CompiledGraph, model: string | undefined): void {
+  const nodes = graph.def.nodes.filter((n) => n.kind === 'model').map((n) => n.name);
+  if (nodes.length === 0) return;
+  out.json({ type: 'models', nodes, model: model ?? null });
+  out.line(
+    model === undefined
+      ? `models: ${nodes.join(', ')} use the graph's own models (scripted in the examples); --model provider:model-id uses a real one`
+      : `models: ${nodes.join(', ')} call ${model}`,
+  );
 }

@@ -43,6 +43,9 @@ export function showCommand(program: Command, io: () => Io, done: (code: number)
         pending: snapshot.pending.map((a) => a.id),
         waits: { open, answered },
         errors: snapshot.errors,
+        quarantine: snapshot.quarantine,
+        spent: snapshot.spent,
+        limits: snapshot.limits,
         ...(stopError && { error: stopError }),
       });
       const { c } = out;
@@ -62,9 +65,19 @@ export function showCommand(program: Command, io: () => Io, done: (code: number)
       for (const a of answered) {
         out.line(`answered ${a.node} by ${a.by}: ${JSON.stringify(a.answer)}`);
       }
-      out.line(`errors   ${snapshot.errors.length === 0 ? 'none' : ''}`);
+      out.line(`errors   ${snapshot.errors.length === 0 ? 'none' : `${snapshot.errors.length}`}`);
       for (const e of snapshot.errors) {
         out.line(`  ${e.activation} attempt ${e.attempt}: ${e.code} (${e.class}) ${e.message}`);
+      }
+      const { spent, quarantine } = snapshot;
+      if (snapshot.limits.model !== undefined) out.line(`model    ${snapshot.limits.model}`);
+      if (spent.inputTokens + spent.outputTokens > 0) {
+        const cost = spent.costUsd > 0 ? `, $${spent.costUsd.toFixed(4)}` : '';
+        out.line(`spent    ${spent.inputTokens} in / ${spent.outputTokens} out tokens${cost}`);
+      }
+      out.line(`quarantine ${quarantine.length === 0 ? 'none' : `${quarantine.length} output(s)`}`);
+      for (const q of quarantine) {
+        out.line(`  ${q.activation}: ${q.reasons.join(', ')}: ${JSON.stringify(q.output)}`);
       }
       out.line('state');
       for (const line of JSON.stringify(snapshot.state, null, 2).split('\n')) out.line(`  ${line}`);

@@ -27,11 +27,21 @@ export function traceCommand(program: Command, io: () => Io, done: (code: number
       out.line();
       for (const entry of trace.entries) {
         out.line(`${new Date(entry.startedAt).toISOString()}  ${describeEntry(out, entry)}`);
+        for (const turn of entry.turns ?? []) {
+          const tools = turn.toolCalls?.length ? `, tools: ${turn.toolCalls.join(', ')}` : '';
+          const usage = turn.usage
+            ? `, ${turn.usage.inputTokens} in / ${turn.usage.outputTokens} out tokens`
+            : '';
+          out.line(`${' '.repeat(26)}  turn ${turn.turn}: ${turn.durationMs} ms${usage}${tools}`);
+        }
       }
       const failed = trace.entries.filter((e) => e.status === 'failed').length;
+      const used = trace.entries.flatMap((e) => (e.usage === undefined ? [] : [e.usage]));
+      const tokensIn = used.reduce((n, u) => n + u.inputTokens, 0);
+      const tokensOut = used.reduce((n, u) => n + u.outputTokens, 0);
       out.line();
       out.line(
-        `${trace.path.length} activation(s), ${trace.entries.length} attempt(s), ${failed} failed`,
+        `${trace.path.length} activation(s), ${trace.entries.length} attempt(s), ${failed} failed${used.length > 0 ? `, ${tokensIn} in / ${tokensOut} out model tokens` : ''}`,
       );
       done(exitCode.succeeded);
     });
