@@ -38,6 +38,9 @@ export interface RuntimeNode {
 /**
  * A node's declared `reads`, resolved once at compile: the fields it may read, and every state
  * field of the graph (reading one of those outside `fields` is `READ_DENIED`).
+ *
+ * @example
+ * { node: 'summarize', fields: new Set(['notes']), all: new Set(['notes', 'summary', 'secret']) }
  */
 export interface ReadAccess {
   readonly node: string;

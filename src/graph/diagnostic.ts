@@ -46,6 +46,9 @@ export type DiagnosticCode = (typeof diagnosticCodes)[number];
 /**
  * How a diagnostic weighs: an `error` makes `.compile()` throw; a `warning` is reported by
  * `validate()` and `waymark validate` but never stops a graph from compiling.
+ *
+ * @example
+ * const errors = builder.validate().filter((d) => d.severity === 'error');
  */
 export type Severity = 'error' | 'warning';
 

@@ -56,6 +56,9 @@ function denied(access: ReadAccess, field: string, who: string): WaymarkError {
  * The message and details of a `READ_DENIED` thrown from a view, for the places outside a node
  * body that call user code with one (a router, a person node's prompt): the error value they
  * record carries the same code and message as a node body's would.
+ *
+ * @example
+ * try { target = router.fn(view); } catch (e) { const denied = readDenial(e); if (denied) fail(denied.message); }
  */
 export function readDenial(
   thrown: unknown,
