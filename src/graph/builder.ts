@@ -5,7 +5,7 @@ import { type Diagnostic, formatDiagnostics } from './diagnostic.js';
 import type { End } from './end.js';
 import { structuralHash } from './hash.js';
 import type { JoinPolicyInput } from './join.js';
-import type { NodeKind } from './kinds.js';
+import { kindOf, type NodeKind } from './kinds.js';
 import { waitSpecOf } from './person.js';
 import type { Reducer } from './reducers.js';
 import { runtimeNodes } from './runtime-nodes.js';
@@ -133,7 +133,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
     const wait = waitSpecOf(fn);
     const def: { -readonly [K in keyof NodeDef]: NodeDef[K] } = {
       name,
-      kind: wait ? 'person' : (options.kind ?? 'code'),
+      kind: wait ? 'person' : (options.kind ?? kindOf(fn) ?? 'code'),
       version: options.version ?? 1,
     };
     if (options.visits !== undefined) def.visits = options.visits;

@@ -20,3 +20,25 @@ export const kindTraits: Readonly<Record<NodeKind, KindTraits>> = {
 };
 
 export const nodeKinds = Object.keys(kindTraits) as readonly NodeKind[];
+
+// Symbol.for: a node function made by another copy of the package is still recognised.
+const kindMarker = Symbol.for('waymark.nodeKind');
+
+/**
+ * Marks a node function with the kind it is, so `.node(name, fn)` needs no `{ kind }` option:
+ * `model()` and `agent()` return functions marked `model`.
+ *
+ * @example
+ * return markKind((state, ctx) => call(state, ctx), 'model');
+ */
+export function markKind<F extends (...args: never[]) => unknown>(fn: F, kind: NodeKind): F {
+  Object.defineProperty(fn, kindMarker, { value: kind });
+  return fn;
+}
+
+/** The kind a node function was marked with, if any. */
+export function kindOf(fn: unknown): NodeKind | undefined {
+  return typeof fn === 'function'
+    ? ((fn as unknown as Record<symbol, NodeKind | undefined>)[kindMarker] ?? undefined)
+    : undefined;
+}

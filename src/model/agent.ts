@@ -1,5 +1,6 @@
 import type { FlexibleSchema, Tool, ToolExecutionOptions, ToolSet } from 'ai';
 import { WaymarkError } from '../error/waymark-error.js';
+import { markKind } from '../graph/kinds.js';
 import type { NodeContext } from '../graph/types.js';
 import { declared, type ModelNode, type ModelOptions, runModelNode } from './model-node.js';
 
@@ -43,7 +44,7 @@ export function agent<S = Record<string, unknown>, O = Record<string, unknown>>(
       },
     );
   }
-  return (state, ctx) => {
+  const node: ModelNode<S> = (state, ctx) => {
     const tools = typeof options.tools === 'function' ? options.tools(state) : options.tools;
     return runModelNode(options, state, ctx, {
       maxAttempts,
@@ -51,6 +52,7 @@ export function agent<S = Record<string, unknown>, O = Record<string, unknown>>(
       tools: withEffects(tools, ctx),
     });
   };
+  return markKind(node, 'model');
 }
 
 const effectMarker = Symbol.for('waymark.effectTool');

@@ -1,6 +1,7 @@
 import type { ModelMessage, ToolSet } from 'ai';
 import { z } from 'zod';
 import { WaymarkError } from '../error/waymark-error.js';
+import { markKind } from '../graph/kinds.js';
 import type { NodeContext, NodeFn } from '../graph/types.js';
 import { applyChecks, type ItemChecks, type OutputCheck } from './checks.js';
 import { converse } from './converse.js';
@@ -56,14 +57,15 @@ export type ModelNode<S> = NodeFn<S, Partial<NoInfer<S>>>;
  *   model: 'openai:gpt-4o-mini',
  *   prompt: (s) => `Summarize in one line:\n${s.text}`,
  *   output: z.object({ summary: z.string() }),
- * }), { kind: 'model', writes: ['summary'] })
+ * }), { writes: ['summary'] }) // kind 'model' comes with it
  */
 export function model<S = Record<string, unknown>, O = Record<string, unknown>>(
   options: ModelOptions<S, O>,
 ): ModelNode<S> {
   const maxAttempts = declared(options);
-  return (state, ctx) =>
+  const node: ModelNode<S> = (state, ctx) =>
     runModelNode(options, state, ctx, { maxAttempts, maxTurns: maxAttempts, tools: undefined });
+  return markKind(node, 'model');
 }
 
 /** Checks a declaration's options once, where the mistake is made; returns `maxAttempts`. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { END, graph, run } from '../../src/index.js';
-import { type ModelOptions, model, scriptedModel } from '../../src/model/index.js';
+import { agent, type ModelOptions, model, scriptedModel } from '../../src/model/index.js';
 
 const State = z.object({
   topic: z.string(),
@@ -109,5 +109,26 @@ describe('the types of a model node', () => {
       .entry('name')
       .compile();
     expect(true).toBe(true);
+  });
+});
+
+describe('the kind of a model node', () => {
+  it('is model without saying so: model() and agent() mark the functions they return', () => {
+    const m = scriptedModel([]);
+    const output = z.object({ title: z.string() });
+    const g = graph('kinds', { state: State })
+      .node('name', model({ model: m, prompt: () => 'name it', output }))
+      .node('explore', agent({ model: m, prompt: () => 'look', output, tools: {}, maxTurns: 2 }))
+      .node('plain', () => ({}))
+      .edge('name', 'explore')
+      .edge('explore', 'plain')
+      .edge('plain', END)
+      .entry('name')
+      .compile();
+    expect(g.def.nodes.map((n) => [n.name, n.kind])).toEqual([
+      ['name', 'model'],
+      ['explore', 'model'],
+      ['plain', 'code'],
+    ]);
   });
 });
