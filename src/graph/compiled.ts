@@ -25,6 +25,11 @@ export interface RuntimeNode {
   readonly reads: ReadAccess | undefined;
   /** Fields the node may write, or undefined when it did not declare `writes`. */
   readonly writes: ReadonlySet<string> | undefined;
+  /**
+   * What the node's router may read: its `reads` and its `writes` (a router decides on what its
+   * node found); undefined, all, when either is undeclared.
+   */
+  readonly routerReads: ReadAccess | undefined;
   /** The fan-out this node starts when it completes, if any (it then has no edge or router). */
   readonly fanOut: FanOutDef | undefined;
   /** Set on a person node: the wait it opens instead of running a function. */

@@ -39,6 +39,12 @@ export function runtimeNodes(
       repeats: node.visits !== undefined || repeatable.has(node.name),
       reads: node.reads && { node: node.name, fields: new Set(node.reads), all: all! },
       writes: node.writes && new Set(node.writes),
+      routerReads: node.reads &&
+        node.writes && {
+          node: node.name,
+          fields: new Set([...node.reads, ...node.writes]),
+          all: all!,
+        },
       fanOut: undefined,
       join,
       wait: waitSpecOf(tables.fns.get(node.name)),

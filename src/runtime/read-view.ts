@@ -15,7 +15,7 @@ type State = Readonly<Record<string, unknown>>;
  * @example
  * const view = readView(node.reads, state, 'node "summarize"');
  * view.notes; // fine
- * view.secret; // throws READ_DENIED: node "summarize" read "secret", which is not in its reads [notes]
+ * view.secret; // throws READ_DENIED: node "summarize" read "secret", which is not among the fields it may read [notes]
  */
 export function readView(access: ReadAccess, state: State, who: string): State {
   const picked: Record<string, unknown> = {};
@@ -47,7 +47,7 @@ function denied(access: ReadAccess, field: string, who: string): WaymarkError {
   const reads = [...access.fields];
   return new WaymarkError(
     'READ_DENIED',
-    `${who} read "${field}", which is not in its reads [${reads.join(', ')}]`,
+    `${who} read "${field}", which is not among the fields it may read [${reads.join(', ')}]`,
     { retryable: false, details: { node: access.node, field, reads } },
   );
 }

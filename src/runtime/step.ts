@@ -452,9 +452,11 @@ class Transition implements Draft {
     const name = node.def.name;
     let target: unknown;
     try {
-      // The router sees what its node may read, so it cannot route on a field the node did not declare.
+      // The router sees what its node may read and write: it decides on what the node found, and
+      // cannot route on a field the node neither read nor wrote.
+      const access = node.routerReads;
       const view =
-        node.reads === undefined ? state : readView(node.reads, state, `the router of "${name}"`);
+        access === undefined ? state : readView(access, state, `the router of "${name}"`);
       target = router.fn(view);
     } catch (cause) {
       const denied = readDenial(cause);

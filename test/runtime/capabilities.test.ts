@@ -58,7 +58,8 @@ describe('reads: a node sees only the fields it declares', () => {
       code: 'READ_DENIED',
       class: 'permanent',
       attempt: 1,
-      message: 'node "work" read "secret", which is not in its reads [topic, notes]',
+      message:
+        'node "work" read "secret", which is not among the fields it may read [topic, notes]',
       details: { node: 'work', field: 'secret', reads: ['topic', 'notes'] },
     });
     expect(result.trace.entries).toHaveLength(1);
@@ -165,7 +166,7 @@ describe('reads: a node sees only the fields it declares', () => {
     expect(keys).toEqual(['topic', 'notes', 'secret', 'summary']);
   });
 
-  it('a router sees its node’s view; reading outside it fails the run with READ_DENIED', async () => {
+  it('a router sees what its node may read and write; reading outside that fails the run with READ_DENIED', async () => {
     const routed = (router: (s: z.output<typeof State>) => 'publish' | typeof END) =>
       graph('g', { state: State })
         .node('draft', () => ({ summary: 'ok' }), { reads: ['topic'], writes: ['summary'] })
@@ -178,6 +179,11 @@ describe('reads: a node sees only the fields it declares', () => {
       routed((s) => (s.topic === 'tea' ? 'publish' : END)),
       { topic: 'tea' },
     );
+    // A router decides on what its node found: the node's own output is in its view.
+    const onOutput = await run(
+      routed((s) => (s.summary === 'ok' ? 'publish' : END)),
+      { topic: 'tea' },
+    );
     const denied = await run(
       routed((s) => (s.secret ? 'publish' : END)),
       { topic: 'tea' },
@@ -185,25 +191,27 @@ describe('reads: a node sees only the fields it declares', () => {
 
     expect(fine.status).toBe('succeeded');
     expect(fine.trace.entries.map((e) => e.node)).toEqual(['draft', 'publish']);
+    expect(onOutput.trace.entries.map((e) => e.node)).toEqual(['draft', 'publish']);
     expect(denied.status).toBe('failed');
     expect(errorOf(denied)).toMatchObject({
       node: 'draft',
       code: 'READ_DENIED',
       class: 'permanent',
-      message: 'the router of "draft" read "secret", which is not in its reads [topic]',
-      details: { router: 'draft', node: 'draft', field: 'secret', reads: ['topic'] },
+      message:
+        'the router of "draft" read "secret", which is not among the fields it may read [topic, summary]',
+      details: { router: 'draft', node: 'draft', field: 'secret', reads: ['topic', 'summary'] },
     });
   });
 
-  it('a router whose node reads a field declared by the update it just made sees it', async () => {
+  it('a router of a node that declares reads but not writes sees the whole state: its node may write anything', async () => {
     const g = graph('g', { state: State })
-      .node('draft', () => ({ summary: 'ready' }), { reads: ['summary'], writes: ['summary'] })
+      .node('draft', () => ({ summary: 'ready' }), { reads: ['topic'] })
       .node('publish', () => undefined, { terminal: true })
-      .route('draft', (s) => (s.summary === 'ready' ? 'publish' : END), ['publish', END])
+      .route('draft', (s) => (s.secret === 'x' ? 'publish' : END), ['publish', END])
       .entry('draft')
       .compile();
 
-    const result = await run(g, { topic: 'tea' });
+    const result = await run(g, { topic: 'tea', secret: 'x' });
 
     expect(result.trace.entries.map((e) => e.node)).toEqual(['draft', 'publish']);
   });
