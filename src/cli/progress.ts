@@ -18,8 +18,13 @@ export interface ProgressHooks {
  */
 export function progress(io: Io): ProgressHooks {
   const running = new Map<string, AttemptStart>();
+  // A terminal that reports no width (some CI pseudo-terminals) makes the spinner's line
+  // arithmetic divide by zero and flood the screen: such terminals get plain lines.
+  const width = io.stdout.columns ?? 0;
   const spinner: Ora | undefined =
-    io.tty && !io.flags.quiet ? ora({ stream: io.stdout, discardStdin: false }) : undefined;
+    io.tty && !io.flags.quiet && width > 0
+      ? ora({ stream: io.stdout, discardStdin: false })
+      : undefined;
   const { c } = io;
 
   const refresh = () => {
