@@ -1,8 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { answer, loadTrace, MemoryStore, resume, run } from '../../src/index.js';
-import triage, { bugTriage, classify, State } from './graph.js';
-import { scripted } from './scripted.js';
+import { recordModel, replayModel, scriptedModel } from '../../src/model/index.js';
+import { type FakeOpenAI, fakeOpenAI } from '../../test/model/fake-openai.js';
+import triage, { bugTriage, classify, fixturesDir, State } from './graph.js';
+import { fixSystem, testsSystem, triageSystem } from './prompts.js';
+import { scripted, answer as scriptedAnswer } from './scripted.js';
 
 describe('the bug-triage example', () => {
   it('fixes a logic bug with a code change and a regression test side by side, verifies both, and finishes without approval when billing is untouched', async () => {
@@ -123,7 +128,7 @@ describe('the bug-triage example', () => {
   });
 
   it('escalates a fix that does not pass its own repro, without asking for approval', async () => {
-    const g = bugTriage({ ...scripted, fixCode: () => [] });
+    const g = bugTriage({ fixCode: scriptedModel([{ object: { files: [] } }]) });
 
     const result = await run(g, { bug: 'billing-rounding' });
 
@@ -134,8 +139,9 @@ describe('the bug-triage example', () => {
 
   it('refuses a model change that names a file outside the workspace', async () => {
     const g = bugTriage({
-      ...scripted,
-      fixCode: () => [{ path: '../../outside.mjs', content: 'export {}' }],
+      fixCode: scriptedModel([
+        { object: { files: [{ path: '../../outside.mjs', content: 'export {}' }] } },
+      ]),
     });
 
     const result = await run(g, { bug: 'search-pagination' });
@@ -169,5 +175,180 @@ describe('the bug-triage example', () => {
     const input = JSON.parse(readFileSync(new URL('./input.json', import.meta.url), 'utf8'));
 
     expect(State.parse(input).bug).toBe('billing-rounding');
+  });
+
+  it('has three model nodes, triage, fix-code and update-tests; the repro stays code', () => {
+    const kinds = Object.fromEntries(triage.def.nodes.map((n) => [n.name, n.kind]));
+
+    expect(Object.keys(kinds).filter((name) => kinds[name] === 'model')).toEqual([
+      'triage',
+      'fix-code',
+      'update-tests',
+    ]);
+    expect(kinds.reproduce).toBe('code');
+    expect(kinds.verify).toBe('code');
+  });
+
+  it('says in its log that the scripted model answered when the run names no model', async () => {
+    const result = await run(triage, { bug: 'search-pagination' });
+
+    const modelLines = result.state.log.filter((line) =>
+      /^(triage|fix-code|update-tests):/.test(line),
+    );
+    expect(modelLines).toHaveLength(3);
+    for (const line of modelLines) expect(line).toMatch(/ \[model scripted:bug-triage\]$/);
+    const usage = result.trace.entries.filter((e) => e.usage !== undefined);
+    expect(usage.map((e) => [e.node, e.usage?.model])).toEqual([
+      ['triage', 'scripted:bug-triage'],
+      ['fix-code', 'scripted:bug-triage'],
+      ['update-tests', 'scripted:bug-triage'],
+    ]);
+  });
+
+  it('builds prompts from the declared reads, with the failure free of stack frames and machine paths', async () => {
+    const m = scripted();
+    await run(bugTriage({ model: m }), { bug: 'billing-rounding' });
+
+    const [triageCall, ...fixCalls] = m.requests;
+    expect(triageCall?.text).toContain('Invoice total is one cent short');
+    expect(triageCall?.text).toContain('"billing/invoice.mjs"');
+    expect(fixCalls).toHaveLength(2);
+    for (const call of fixCalls) {
+      expect(call.text).toContain('AssertionError');
+      expect(call.text).toContain('0.28 !== 0.29');
+      expect(call.text).toContain('Math.floor(sum * 100) / 100'); // the suspect file, whole
+      expect(call.text).not.toContain(fixturesDir);
+      expect(call.text).not.toMatch(/^\s+at /m);
+    }
+    // The schema goes with every call, as the provider's structured-output format.
+    expect(m.requests.map((r) => r.options.responseFormat?.type)).toEqual(['json', 'json', 'json']);
+  });
+
+  it('sets a suspect that is not a file of the project aside in the run quarantine', async () => {
+    const hallucinating = scriptedModel([
+      {
+        object: {
+          component: 'search',
+          suspects: ['search/paginate.mjs', 'search/Paginator.ts'],
+          summary: 'off by one',
+        },
+      },
+    ]);
+    const result = await run(bugTriage({ triage: hallucinating }), { bug: 'search-pagination' });
+
+    expect(result.status).toBe('succeeded');
+    expect(result.state.suspects).toEqual(['search/paginate.mjs']);
+    expect(result.quarantine).toEqual([
+      {
+        node: 'triage',
+        activation: 'triage:1',
+        output: 'search/Paginator.ts',
+        reasons: ['file-not-found'],
+      },
+    ]);
+    expect(result.state.outcome).toBe('fixed: search/paginate.mjs');
+  });
+});
+
+/** Answers a chat completion the way the scripted model would: same logic, over HTTP. */
+function scriptedOverHttp(body: Record<string, unknown>) {
+  const messages = body.messages as { role: string; content: string }[];
+  const system = messages.find((m) => m.role === 'system')?.content ?? '';
+  const user = messages.find((m) => m.role === 'user')?.content ?? '';
+  return {
+    content: JSON.stringify(scriptedAnswer(system, user)),
+    usage: { prompt: 120, completion: 40 },
+  };
+}
+
+/** The state without what differs between two runs of a child process: its pid. */
+const samePids = (state: unknown) => JSON.parse(JSON.stringify(state).replace(/pid \d+/g, 'pid N'));
+
+describe('the bug-triage example over a real provider path', () => {
+  let server: FakeOpenAI | undefined;
+  afterEach(async () => {
+    vi.unstubAllEnvs();
+    await server?.close();
+    server = undefined;
+  });
+
+  it('records a billing run against a local OpenAI-compatible endpoint up to the approval, then replays it offline', async () => {
+    server = await fakeOpenAI(scriptedOverHttp);
+    vi.stubEnv('WAYMARK_OPENAI_BASE_URL', server.baseUrl);
+    const cassette = join(mkdtempSync(join(tmpdir(), 'bug-triage-cassette-')), 'billing.json');
+
+    const recorded = await run(
+      bugTriage({ model: recordModel('openai-compatible:triage-small', cassette) }),
+      { bug: 'billing-rounding' },
+      { store: new MemoryStore(), runId: 'rec-1' },
+    );
+
+    expect(recorded.status).toBe('waiting');
+    expect(recorded.trace.path.at(-1)).toBe('verify');
+    expect(recorded.state.verification?.passed).toBe(true);
+    expect(recorded.state.fix.map((f) => f.path)).toEqual(['billing/invoice.mjs']);
+    expect(recorded.state.log).toContain(
+      'fix-code: changed billing/invoice.mjs [model openai-compatible:triage-small]',
+    );
+    const usage = recorded.trace.entries.filter((e) => e.usage !== undefined);
+    expect(usage.map((e) => [e.node, e.usage])).toEqual(
+      ['triage', 'fix-code', 'update-tests'].map((node) => [
+        node,
+        { inputTokens: 120, outputTokens: 40, model: 'openai-compatible:triage-small' },
+      ]),
+    );
+    // What went over the wire: the model id, the system prompts, the schema as json_schema.
+    expect(server.requests).toHaveLength(3);
+    expect(server.requests.map((r) => r.model)).toEqual([
+      'triage-small',
+      'triage-small',
+      'triage-small',
+    ]);
+    const systems = server.requests.map((r) => (r.messages as { content: string }[])[0]?.content);
+    expect(systems[0]).toBe(triageSystem);
+    expect([...systems.slice(1)].sort()).toEqual([fixSystem, testsSystem].sort());
+    for (const r of server.requests)
+      expect(r.response_format).toMatchObject({ type: 'json_schema' });
+    const file = JSON.parse(readFileSync(cassette, 'utf8'));
+    expect(Object.keys(file.entries)).toHaveLength(3);
+    for (const entry of Object.values(file.entries))
+      expect(entry).toMatchObject({ model: 'openai-compatible:triage-small' });
+
+    await server.close();
+    server = undefined;
+    const replayed = await run(
+      bugTriage({ model: replayModel(cassette) }),
+      { bug: 'billing-rounding' },
+      { store: new MemoryStore(), runId: 'rec-1' },
+    );
+
+    expect(replayed.status).toBe('waiting');
+    expect(replayed.trace.path).toEqual(recorded.trace.path);
+    expect(samePids(replayed.state)).toEqual(samePids(recorded.state));
+    expect(replayed.trace.entries.filter((e) => e.usage).map((e) => e.usage)).toEqual(
+      usage.map((e) => e.usage),
+    );
+  });
+
+  it('calls the run model (--model) instead of the scripted one', async () => {
+    server = await fakeOpenAI(scriptedOverHttp);
+    vi.stubEnv('WAYMARK_OPENAI_BASE_URL', server.baseUrl);
+    const own = scripted();
+
+    const result = await run(
+      bugTriage({ model: own }),
+      { bug: 'search-pagination' },
+      {
+        model: 'openai-compatible:override',
+      },
+    );
+
+    expect(result.status).toBe('succeeded');
+    expect(own.requests).toHaveLength(0);
+    expect(server.requests).toHaveLength(3);
+    expect(
+      result.state.log.filter((l) => l.endsWith('[model openai-compatible:override]')),
+    ).toHaveLength(3);
+    expect(result.state.outcome).toBe('fixed: search/paginate.mjs');
   });
 });

@@ -1,18 +1,39 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { all, append, type ExecResult, graph, permanentError, person } from '../../src/index.js';
-import { bugIds, bugs } from './bugs.js';
-import { type FixInput, type Steps, scripted } from './scripted.js';
+import {
+  all,
+  append,
+  type ExecResult,
+  graph,
+  type NodeFn,
+  permanentError,
+  person,
+} from '../../src/index.js';
+import { type ModelNode, type ModelRef, model, modelName } from '../../src/model/index.js';
+import { type BugId, bugIds, bugs } from './bugs.js';
+import {
+  Changes,
+  type FixInput,
+  failureOf,
+  fixSystem,
+  prompt,
+  Triage,
+  testsSystem,
+  triageSystem,
+} from './prompts.js';
+import { scripted } from './scripted.js';
 
 /**
  * Bug triage with real processes: triage a report, run its repro script as a child process,
  * and go where the failure points: a network failure is reproduced again (at most 3 runs), bad
  * data gets a backfill job, a logic bug gets a code fix and a regression test side by side,
- * verified by running both; a change to billing code waits for a person's approval.
+ * verified by running both; a change to billing code waits for a person's approval. Triage,
+ * the fix and the tests are model nodes; they call a scripted model unless the run names one
+ * (`waymark run ... --model openai:gpt-4o-mini`).
  */
 
 /** Where the repro scripts and the modules they exercise live; resolved from this file. */
@@ -77,14 +98,53 @@ export const touchesBilling = (s: Pick<State, 'fix'>) =>
 // Enough of a repro's output to read the failure; the state is no place for megabytes of logs.
 const execLimits = { timeoutMs: 30_000, maxOutputBytes: 64 * 1024 };
 
-const fixInput = (s: State): FixInput => ({
-  report: bugs[s.bug],
-  triage: { component: s.component, suspects: s.suspects, summary: '' },
-  failure: s.repro?.stderr ?? '',
+/** The fixtures' files by path, repro scripts included: what triage may name as suspects. */
+export const fixtureFiles: readonly string[] = readdirSync(fixturesDir, {
+  recursive: true,
+  encoding: 'utf8',
+})
+  .map((entry) => entry.split(sep).join('/'))
+  .filter((entry) => entry.includes('.'))
+  .sort();
+
+const reportOf = (bug: BugId) => {
+  const { id, title, text } = bugs[bug];
+  return { id, title, text };
+};
+
+const fixInput = (s: Readonly<State>): FixInput => ({
+  report: reportOf(s.bug),
+  component: s.component,
+  failure: failureOf(s.repro?.stderr ?? '', fixturesDir),
   sources: Object.fromEntries(
     s.suspects.map((path) => [path, readFileSync(join(fixturesDir, path), 'utf8')]),
   ),
 });
+
+/**
+ * The models of the graph's model nodes: `model` for all three, or one per node. Each is an AI
+ * SDK model object or `provider:model-id`; unset, the scripted model. A run started with a model
+ * (`--model`) overrides them all.
+ */
+export interface Models {
+  readonly model?: ModelRef;
+  readonly triage?: ModelRef;
+  readonly fixCode?: ModelRef;
+  readonly updateTests?: ModelRef;
+}
+
+/**
+ * A model node whose log lines end with the model that answered: the run's (`--model`), or the
+ * node's own, so a scripted answer is never taken for a model's.
+ */
+function signed(node: ModelNode<State>, own: ModelRef): NodeFn<State> {
+  return async (s, ctx) => {
+    const update = await node(s, ctx);
+    if (update === undefined) return undefined;
+    const by = ctx.model ?? modelName(own);
+    return { ...update, log: (update.log ?? []).map((line) => `${line} [model ${by}]`) };
+  };
+}
 
 /** A model may name any path; a change is written only inside the scratch workspace. */
 function inside(workspace: string, path: string): string {
@@ -94,22 +154,64 @@ function inside(workspace: string, path: string): string {
   return target;
 }
 
-/** The bug-triage graph over the given model steps (scripted ones by default). */
-export function bugTriage(steps: Steps = scripted) {
+/**
+ * The bug-triage graph over the given models (a new scripted one by default). The graph is the
+ * same whatever answers.
+ *
+ * @example
+ * const g = bugTriage({ model: recordModel('openai:gpt-4o-mini', 'cassettes/triage.json') });
+ */
+export function bugTriage(models: Models = {}) {
+  const own = models.model ?? scripted();
+  const triageModel = models.triage ?? own;
+  const fixModel = models.fixCode ?? own;
+  const testsModel = models.updateTests ?? own;
+
+  const triage = model<State, Triage>({
+    model: triageModel,
+    system: triageSystem,
+    prompt: (s) =>
+      prompt('Triage this bug report.', { report: reportOf(s.bug), files: fixtureFiles }),
+    output: Triage,
+    // A suspect that is not a file of the project is set aside in the run's quarantine.
+    checkItems: { suspects: (path) => (fixtureFiles.includes(path) ? [] : ['file-not-found']) },
+    update: (t, s) => ({
+      component: t.component,
+      suspects: [...t.suspects],
+      log: [`triage: "${bugs[s.bug].title}" is in ${t.component}: ${t.summary}`],
+    }),
+    temperature: 0,
+  });
+  const fixCode = model<State, Changes>({
+    model: fixModel,
+    system: fixSystem,
+    prompt: (s) => prompt('Fix this bug.', fixInput(s)),
+    output: Changes,
+    update: ({ files }) => ({
+      fix: [...files],
+      log: [`fix-code: changed ${files.map((f) => f.path).join(', ')}`],
+    }),
+    temperature: 0,
+  });
+  const updateTests = model<State, Changes>({
+    model: testsModel,
+    system: testsSystem,
+    prompt: (s) => prompt('Write a regression test for this bug.', fixInput(s)),
+    output: Changes,
+    update: ({ files }) => ({
+      tests: [...files],
+      log: [`update-tests: added ${files.map((f) => f.path).join(', ')}`],
+    }),
+    temperature: 0,
+  });
+
   return graph('bug-triage', { state: State, version: 1, reducers: { log: append } })
-    .node(
-      'triage',
-      async (s) => {
-        const report = bugs[s.bug];
-        const triage = await steps.triage(report);
-        return {
-          component: triage.component,
-          suspects: [...triage.suspects],
-          log: [`triage: "${report.title}" is in ${triage.component}: ${triage.summary}`],
-        };
-      },
-      { reads: ['bug'], writes: ['component', 'suspects', 'log'] },
-    )
+    .node('triage', signed(triage, triageModel), {
+      kind: 'model',
+      reads: ['bug'],
+      writes: ['component', 'suspects', 'log'],
+      retry: { attempts: 3, backoffMs: 1000 },
+    })
     .node(
       'reproduce',
       async (s, ctx) => {
@@ -168,29 +270,18 @@ export function bugTriage(steps: Steps = scripted) {
       reads: ['suspects'],
       writes: ['log'],
     })
-    .node(
-      'fix-code',
-      async (s) => {
-        const fix = await steps.fixCode(fixInput(s));
-        return { fix: [...fix], log: [`fix-code: changed ${fix.map((f) => f.path).join(', ')}`] };
-      },
-      { kind: 'model', reads: ['bug', 'component', 'suspects', 'repro'], writes: ['fix', 'log'] },
-    )
-    .node(
-      'update-tests',
-      async (s) => {
-        const tests = await steps.updateTests(fixInput(s));
-        return {
-          tests: [...tests],
-          log: [`update-tests: added ${tests.map((f) => f.path).join(', ')}`],
-        };
-      },
-      {
-        kind: 'model',
-        reads: ['bug', 'component', 'suspects', 'repro'],
-        writes: ['tests', 'log'],
-      },
-    )
+    .node('fix-code', signed(fixCode, fixModel), {
+      kind: 'model',
+      reads: ['bug', 'component', 'suspects', 'repro'],
+      writes: ['fix', 'log'],
+      retry: { attempts: 3, backoffMs: 1000 },
+    })
+    .node('update-tests', signed(updateTests, testsModel), {
+      kind: 'model',
+      reads: ['bug', 'component', 'suspects', 'repro'],
+      writes: ['tests', 'log'],
+      retry: { attempts: 3, backoffMs: 1000 },
+    })
     .node('merge', (s) => ({ log: [`merge: ${s.fix.length + s.tests.length} file(s) changed`] }), {
       join: all(),
       writes: ['log'],

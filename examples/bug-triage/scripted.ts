@@ -1,39 +1,22 @@
-import type { BugReport } from './bugs.js';
-
-/** What triage concludes from a report: where the bug lives and which files to look at. */
-export interface Triage {
-  readonly component: string;
-  /** Paths relative to `fixtures/`. */
-  readonly suspects: readonly string[];
-  readonly summary: string;
-}
-
-/** A whole-file change, path relative to `fixtures/`. */
-export interface FileChange {
-  readonly path: string;
-  readonly content: string;
-}
-
-/** What the fixer and the test writer are given: the report, the failure, the suspect files. */
-export interface FixInput {
-  readonly report: BugReport;
-  readonly triage: Triage;
-  /** The repro's stderr: the failure as the process reported it. */
-  readonly failure: string;
-  /** The suspect files' current content, by path. */
-  readonly sources: Readonly<Record<string, string>>;
-}
+import { type ScriptedModel, type ScriptedRequest, scriptedModel } from '../../src/model/index.js';
+import {
+  type Changes,
+  type FileChange,
+  type FixInput,
+  fixSystem,
+  inputOf,
+  type Triage,
+  type TriageInput,
+  testsSystem,
+  triageSystem,
+} from './prompts.js';
 
 /**
- * The steps a model takes in this graph. The graph calls only these; `scripted` below answers
- * deterministically, and a model-backed implementation can replace it without a change to the
- * graph's code.
+ * The scripted model bug-triage runs with when no `--model` is given: the answers a model
+ * would give for the bundled reports, keyed by the report id in the prompt's input block. The
+ * fixer edits the file it was given in the prompt, so a wrong source (a file changed under it)
+ * shows up as a failed edit.
  */
-export interface Steps {
-  triage(report: BugReport): Triage | Promise<Triage>;
-  fixCode(input: FixInput): readonly FileChange[] | Promise<readonly FileChange[]>;
-  updateTests(input: FixInput): readonly FileChange[] | Promise<readonly FileChange[]>;
-}
 
 const triages: Readonly<Record<string, Triage>> = {
   'billing-rounding': {
@@ -115,25 +98,64 @@ const regressionTests: Readonly<Record<string, FileChange>> = {
 };
 
 /**
- * Deterministic stand-ins for the model steps, keyed by the bundled reports. The fixer edits the
- * file it was given, so a wrong `sources` (a file changed under it) shows up as a failed edit.
+ * The scripted answer to one request, by its system prompt (which step asks) and its user
+ * prompt (the input block). The scripted model answers with it, and so does the fake
+ * OpenAI-compatible server of the tests.
+ *
+ * @example
+ * answer(triageSystem, prompt('Triage this report.', { report, files })) // { component: 'search', ... }
  */
-export const scripted: Steps = {
-  triage: (report) => {
+export function answer(system: string, user: string): Triage | Changes {
+  if (system === triageSystem) {
+    const { report } = inputOf<TriageInput>(user);
     const triage = triages[report.id];
     if (triage === undefined) throw new Error(`no scripted triage for "${report.id}"`);
     return triage;
-  },
-  fixCode: ({ report, sources }) => {
+  }
+  if (system === fixSystem) {
+    const { report, sources } = inputOf<FixInput>(user);
     const fix = fixes[report.id];
-    if (fix === undefined) return [];
+    if (fix === undefined) return { files: [] };
     const source = sources[fix.path];
     if (source === undefined || !source.includes(fix.find))
       throw new Error(`the scripted fix for "${report.id}" no longer applies to ${fix.path}`);
-    return [{ path: fix.path, content: source.replace(fix.find, fix.replace) }];
-  },
-  updateTests: ({ report }) => {
+    return { files: [{ path: fix.path, content: source.replace(fix.find, fix.replace) }] };
+  }
+  if (system === testsSystem) {
+    const { report } = inputOf<FixInput>(user);
     const test = regressionTests[report.id];
-    return test === undefined ? [] : [test];
-  },
-};
+    return { files: test === undefined ? [] : [test] };
+  }
+  throw new Error('the scripted model has no answer for this system prompt');
+}
+
+/** The system prompt and the first user message of a request, as text. */
+export function messagesOf(request: ScriptedRequest): { system: string; user: string } {
+  let system = '';
+  let user: string | undefined;
+  for (const message of request.options.prompt) {
+    const text =
+      typeof message.content === 'string'
+        ? message.content
+        : message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+    if (message.role === 'system') system = text;
+    else if (message.role === 'user') user ??= text;
+  }
+  return { system, user: user ?? '' };
+}
+
+/**
+ * A new scripted model for the graph's three model nodes, named `scripted:bug-triage`.
+ *
+ * @example
+ * const result = await run(bugTriage({ model: scripted() }), { bug: 'search-pagination' });
+ */
+export function scripted(): ScriptedModel {
+  return scriptedModel(
+    (request) => {
+      const { system, user } = messagesOf(request);
+      return { object: answer(system, user) };
+    },
+    { modelId: 'bug-triage' },
+  );
+}
