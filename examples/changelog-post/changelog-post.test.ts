@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   answer,
   type EffectRecord,
@@ -12,12 +12,16 @@ import {
   run,
   type Store,
 } from '../../src/index.js';
+import { recordModel, replayModel } from '../../src/model/index.js';
 import { SqliteStore } from '../../src/sqlite.js';
+import type { FakeOpenAI } from '../../test/model/fake-openai.js';
+import { scriptedOpenAI } from '../../test/support/scripted-openai.js';
 import { cms, readCms } from './cms.js';
-import changelogPost, { changelogFile, parseChangelog } from './graph.js';
+import changelogPost, { changelogPost as build, changelogFile, parseChangelog } from './graph.js';
 import { State } from './schema.js';
-import { scripted } from './scripted.js';
+import { respond, scriptedWriter, steps } from './scripted.js';
 
+const modelSteps = ['select', 'outline', 'draft', 'fact-check'];
 const invented = 'The invoice editor also gets a dark mode.';
 const background =
   'Scheduled exports build on the CSV export for invoices and customers that arrived in 2.3.0.';
@@ -81,15 +85,23 @@ describe('the changelog-post example', () => {
     expect(draft.addressed).toEqual([`removed: ${invented}`]);
     expect(draft.body).not.toContain('dark mode');
     expect(first.state.findings).toEqual([]);
+    // The four model steps are model nodes; with no run model they call the scripted one.
+    expect(changelogPost.def.nodes.filter((n) => n.kind === 'model').map((n) => n.name)).toEqual(
+      modelSteps,
+    );
+    const calls = first.trace.entries.filter((e) => modelSteps.includes(e.node));
+    expect(calls).toHaveLength(6);
+    for (const e of calls) expect(e.usage?.model).toBe('scripted:changelog-post');
+    expect(first.quarantine).toEqual([]);
     // A 2.3.0 claim: backed by the changelog fetch read, not by the 2.4.0 entries selected.
     expect(draft.claims.map((c) => c.text)).toContain(background);
     expect(first.state.selected.every((e) => e.version === '2.4.0')).toBe(true);
     expect(first.state.changelog.map((e) => e.version)).toContain('2.3.0');
-    const bySelection = await scripted.judge({
+    const bySelection = steps['fact-check']({
       claims: draft.claims,
       changelog: first.state.selected,
     });
-    expect(bySelection.map((f) => f.claim)).toEqual([background]);
+    expect(bySelection.verdicts.filter((v) => !v.backed).map((v) => v.claim)).toEqual([background]);
     expect(changelogPost.def.nodes.find((n) => n.name === 'fact-check')?.reads).toContain(
       'changelog',
     );
@@ -108,7 +120,12 @@ describe('the changelog-post example', () => {
     const stored = readCms(cmsFile);
     expect(stored.calls).toBe(1);
     expect(Object.values(stored.posts)).toEqual([
-      expect.objectContaining({ id: 'post-1', key: 'post/publish:1/publish', body: draft.body }),
+      expect.objectContaining({
+        id: 'post-1',
+        key: 'post/publish:1/publish',
+        body: draft.body,
+        model: 'scripted:changelog-post',
+      }),
     ]);
     expect(done.state.published).toEqual({
       id: 'post-1',
@@ -215,6 +232,78 @@ describe('the changelog-post example', () => {
     await run(changelogPost, input, { store, runId: 'r' });
     await expect(reply(store, 'r', { approve: 'yes' })).rejects.toThrow(/ANSWER_INVALID/);
     await expect(reply(store, 'r', { approved: true, note: 3 })).rejects.toThrow(/ANSWER_INVALID/);
+  });
+});
+
+describe('the model steps over the OpenAI-compatible provider, offline', () => {
+  let server: FakeOpenAI | undefined;
+  afterEach(async () => {
+    vi.unstubAllEnvs();
+    await server?.close();
+    server = undefined;
+  });
+
+  it('records a run against a local endpoint, then replays it from the cassette to the same state', async () => {
+    server = await scriptedOpenAI(respond);
+    vi.stubEnv('WAYMARK_OPENAI_BASE_URL', server.baseUrl);
+    const cassette = join(dir, 'cassette.json');
+
+    const recorded = await run(
+      build({ model: recordModel('openai-compatible:writer', cassette) }),
+      input,
+    );
+
+    expect(recorded.status).toBe('waiting');
+    expect(recorded.trace.path).toEqual([
+      ...['fetch', 'select', 'outline', 'draft', 'fact-check'],
+      ...['draft', 'fact-check'],
+    ]);
+    expect(recorded.state.draft?.addressed).toEqual([`removed: ${invented}`]);
+    expect(recorded.state.draft?.claims.map((c) => c.text)).toContain(background);
+    // Each model call went over HTTP as structured output, and its tokens are in the trace.
+    expect(server.requests).toHaveLength(6);
+    for (const body of server.requests) {
+      expect(body).toMatchObject({ model: 'writer', response_format: { type: 'json_schema' } });
+    }
+    const calls = recorded.trace.entries.filter((e) => modelSteps.includes(e.node));
+    expect(calls.map((e) => e.node)).toEqual([...modelSteps, 'draft', 'fact-check']);
+    for (const e of calls) {
+      expect(e.usage).toMatchObject({ model: 'openai-compatible:writer' });
+      expect(e.usage?.inputTokens).toBeGreaterThan(0);
+      expect(e.usage?.outputTokens).toBeGreaterThan(0);
+    }
+    const file = JSON.parse(readFileSync(cassette, 'utf8')) as { entries: object };
+    expect(Object.keys(file.entries)).toHaveLength(6);
+
+    await server.close();
+    server = undefined;
+    const replayed = await run(build({ model: replayModel(cassette) }), input);
+
+    expect(replayed.status).toBe('waiting');
+    expect(replayed.trace.path).toEqual(recorded.trace.path);
+    expect(replayed.state).toEqual(recorded.state);
+    expect(replayed.trace.entries.map((e) => e.usage)).toEqual(
+      recorded.trace.entries.map((e) => e.usage),
+    );
+  });
+
+  it('the run model (--model) overrides the graph own model, is kept with the run, and is named on the post', async () => {
+    server = await scriptedOpenAI(respond);
+    vi.stubEnv('WAYMARK_OPENAI_BASE_URL', server.baseUrl);
+    const own = scriptedWriter();
+    const g = build({ model: own });
+    const store = new MemoryStore();
+
+    const first = await run(g, input, { store, runId: 'm', model: 'openai-compatible:writer' });
+    expect(first.status).toBe('waiting');
+    const [wait] = await store.listWaits('m', { open: true });
+    await answer(store, 'm', wait!.requestId, { approved: true }, { by: 'editor', graph: g });
+    const done = await resume(store, g, 'm');
+
+    expect(done.status).toBe('succeeded');
+    expect(own.requests).toHaveLength(0);
+    expect(server.requests).toHaveLength(6);
+    expect(readCms(cmsFile).posts['m/publish:1/publish']?.model).toBe('openai-compatible:writer');
   });
 });
 

@@ -6,6 +6,8 @@ export interface PostInput {
   readonly version: string;
   readonly title: string;
   readonly body: string;
+  /** The model that wrote it (`provider:model-id`), when publish says. */
+  readonly model?: string;
 }
 
 /** A post as the CMS stores it, under the idempotency key it was created with. */
@@ -56,6 +58,7 @@ export const cms = {
       version: post.version,
       title: post.title,
       body: post.body,
+      ...(post.model !== undefined && { model: post.model }),
     };
     write(file, { calls: data.calls + 1, posts: { ...data.posts, [key]: stored } });
     return stored;

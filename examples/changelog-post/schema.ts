@@ -37,6 +37,23 @@ export const Draft = z.object({
 });
 export type Draft = z.infer<typeof Draft>;
 
+/** What the draft step's model writes: a draft without its revision (the graph counts those). */
+export const DraftReply = Draft.omit({ revision: true });
+export type DraftReply = z.infer<typeof DraftReply>;
+
+/** Whether a line of the changelog is the one a claim cites (same version, same text). */
+export function backs(changelog: readonly Entry[], claim: Claim): boolean {
+  return changelog.some((e) => e.version === claim.version && e.text === claim.source);
+}
+
+/** Fact-check's judgement of one claim of the draft. */
+export const Verdict = z.object({
+  claim: z.string(),
+  backed: z.boolean(),
+  reason: z.string(),
+});
+export type Verdict = z.infer<typeof Verdict>;
+
 /** A claim fact-check could not find in the changelog, and why. */
 export const Finding = z.object({
   claim: z.string(),

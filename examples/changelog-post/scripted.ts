@@ -1,4 +1,15 @@
-import type { Claim, Draft, Entry, Finding, Section } from './schema.js';
+import { type ScriptedModel, scriptedModel } from '../../src/model/index.js';
+import { dataOf, messagesOf, type Step, stepOf } from './prompts.js';
+import {
+  backs,
+  type Claim,
+  type Draft,
+  type DraftReply,
+  type Entry,
+  type Finding,
+  type Section,
+  type Verdict,
+} from './schema.js';
 
 /** What draft works from: the outline, its previous draft, and what was said about that one. */
 export interface DraftInput {
@@ -10,20 +21,6 @@ export interface DraftInput {
   readonly findings: readonly Finding[];
   /** Every editor note so far; the ones `previous` has not addressed are new. */
   readonly notes: readonly string[];
-}
-
-/**
- * The four steps a model does in this pipeline. The graph calls them through this interface
- * only, so a model-backed writer (structured output against the zod schemas in schema.ts)
- * replaces the scripted one by being passed to `changelogPost(writer)`, with no graph change.
- */
-export interface Writer {
-  /** The entries of `version` worth telling readers about. */
-  select(input: { changelog: readonly Entry[]; version: string }): Promise<Entry[]>;
-  outline(input: { selected: readonly Entry[]; version: string }): Promise<Section[]>;
-  draft(input: DraftInput): Promise<Draft>;
-  /** The judgement of fact-check: every claim that no line of the changelog backs. */
-  judge(input: { claims: readonly Claim[]; changelog: readonly Entry[] }): Promise<Finding[]>;
 }
 
 const headings: Readonly<Record<string, string>> = {
@@ -53,27 +50,31 @@ const invented = {
 };
 
 /**
- * Deterministic stand-ins for the model steps: same input, same output, offline. The first
- * draft invents one feature, so a run shows fact-check sending a draft back; every later draft
- * keeps the previous one's claims minus those fact-check flagged, and answers new editor notes.
+ * What the scripted model answers each model step with, from the step's input: deterministic
+ * stand-ins, same input, same output, offline. The first draft invents one feature, so a run
+ * shows fact-check sending a draft back; every later draft keeps the previous one's claims
+ * minus those fact-check flagged, and answers new editor notes. Each returns the step's output
+ * (the zod schemas in schema.ts), as a model's structured output.
  */
-export const scripted: Writer = {
-  async select({ changelog, version }) {
-    return changelog.filter((e) => e.version === version && e.section !== 'Internal');
+export const steps = {
+  select({ changelog, version }: { changelog: readonly Entry[]; version: string }) {
+    return { selected: changelog.filter((e) => e.version === version && e.section !== 'Internal') };
   },
 
-  async outline({ selected }) {
+  outline({ selected }: { selected: readonly Entry[] }): { outline: Section[] } {
     const sections = new Map<string, Entry[]>();
     for (const section of [...Object.keys(headings), ...selected.map((e) => e.section)]) {
       sections.set(section, []);
     }
     for (const entry of selected) sections.get(entry.section)!.push(entry);
-    return [...sections]
-      .filter(([, entries]) => entries.length > 0)
-      .map(([section, entries]) => ({ heading: headings[section] ?? section, entries }));
+    return {
+      outline: [...sections]
+        .filter(([, entries]) => entries.length > 0)
+        .map(([section, entries]) => ({ heading: headings[section] ?? section, entries })),
+    };
   },
 
-  async draft({ version, outline, previous, findings, notes }) {
+  draft({ version, outline, previous, findings, notes }: DraftInput): DraftReply {
     const flagged = new Set(findings.map((f) => f.claim));
     const claims = previous
       ? previous.claims.filter((c) => !flagged.has(c.text))
@@ -84,7 +85,6 @@ export const scripted: Writer = {
     const addressed = [...(previous?.addressed ?? []), ...fixed, ...newNotes];
     const title = `What's new in Ledgerly ${version}`;
     return {
-      revision: (previous?.revision ?? 0) + 1,
       title,
       body: render(title, outline, claims, addressed.filter(isNote(notes))),
       claims,
@@ -92,15 +92,48 @@ export const scripted: Writer = {
     };
   },
 
-  async judge({ claims, changelog }) {
-    return claims
-      .filter((c) => !changelog.some((e) => e.version === c.version && e.text === c.source))
-      .map((c) => ({
-        claim: c.text,
-        reason: `no ${c.version} entry in the changelog says "${c.source}"`,
-      }));
+  /** A claim is backed when the changelog has the line it cites. */
+  'fact-check'({ claims, changelog }: { claims: readonly Claim[]; changelog: readonly Entry[] }): {
+    verdicts: Verdict[];
+  } {
+    return {
+      verdicts: claims.map((c) =>
+        backs(changelog, c)
+          ? { claim: c.text, backed: true, reason: `the ${c.version} entry "${c.source}"` }
+          : {
+              claim: c.text,
+              backed: false,
+              reason: `no ${c.version} entry in the changelog says "${c.source}"`,
+            },
+      ),
+    };
   },
-};
+} satisfies Record<Step, (input: never) => unknown>;
+
+/**
+ * The answer to one model call, from its system prompt (which step) and its user prompt (the
+ * step's input, as JSON). The scripted model answers with it; so does the tests' fake
+ * OpenAI-compatible server, so a recorded run takes the scripted run's path.
+ */
+export function respond(system: string, user: string): unknown {
+  const step = steps[stepOf(system)] as (input: unknown) => unknown;
+  return step(dataOf(user));
+}
+
+/**
+ * The model the graph's model nodes use unless the run names one (`--model`): an AI SDK model
+ * that answers every call with {@link respond}, offline and without a key. Named
+ * `scripted:changelog-post` in usage and the trace.
+ */
+export function scriptedWriter(): ScriptedModel {
+  return scriptedModel(
+    (request) => {
+      const { system, user } = messagesOf(request);
+      return { object: respond(system, user) };
+    },
+    { modelId: 'changelog-post' },
+  );
+}
 
 function firstClaims(version: string, outline: readonly Section[]): Claim[] {
   const claims = outline.flatMap(({ heading, entries }) =>
