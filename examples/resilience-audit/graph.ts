@@ -1,28 +1,32 @@
 import { z } from 'zod';
-import { append, graph, WaymarkError } from '../../src/index.js';
+import { append, graph, type NodeFn, WaymarkError } from '../../src/index.js';
+import { type ModelRef, model, modelName } from '../../src/model/index.js';
 import { problemsOf, roundRobin, withIds } from './checks.js';
 import { readSource } from './corpus.js';
+import { auditorSystem, numbered, prompt, verifierSystem, writerSystem } from './prompts.js';
 import {
+  AuditorOutput,
   CanaryResult,
   Check,
   Checked,
   Coverage,
   Finding,
-  Quarantined,
   Remark,
-  type Steps,
   type SynthesisInput,
   Tally,
   Task,
   Verdict,
+  VerifierOutput,
+  WriterOutput,
 } from './schema.js';
 import { scripted } from './scripted.js';
 
 /**
- * A scatter-gather audit of a bundled corpus for resilience defects: one auditor per file, a
- * deterministic validator that quarantines uncitable findings, a budgeted round-robin verifier
- * gate with three-state verdicts and an optional canary, and a report that cites only findings
- * that were validated and supported.
+ * A scatter-gather audit of a bundled corpus for resilience defects: one auditor model per file
+ * whose deterministic check sends uncitable findings to the run's quarantine, a budgeted
+ * round-robin verifier gate with three-state verdicts and an optional canary, and a writer model
+ * that sees only validated, supported findings. The model nodes call a scripted model unless
+ * the run names one (`waymark run ... --model openai:gpt-4o-mini`).
  */
 export const State = z.object({
   /** Corpus paths to audit, e.g. `src/http/client.ts`. */
@@ -43,7 +47,6 @@ export const State = z.object({
   unverifiedRemarks: z.array(Remark).default([]),
   coverage: z.array(Coverage).default([]),
   checked: z.array(Checked).default([]),
-  quarantine: z.array(Quarantined).default([]),
   gaps: z.array(Coverage).default([]),
   selected: z.array(Task).default([]),
   checks: z.array(Check).default([]),
@@ -79,12 +82,130 @@ const canaryId = 'canary';
 export const synthesisReads = ['gated', 'tally', 'gaps', 'canaryResult'] as const;
 
 /**
- * Builds the audit graph around its model steps; the default export uses the scripted ones.
+ * The models of the audit's model nodes: `model` for all three, or one per node. Each is an AI
+ * SDK model object or `provider:model-id`; unset, the scripted model. A run started with a model
+ * (`--model`) overrides them all.
+ */
+export interface Models {
+  readonly model?: ModelRef;
+  readonly auditor?: ModelRef;
+  readonly verifier?: ModelRef;
+  readonly writer?: ModelRef;
+}
+
+/** Ids a report cites as `[file:line]` (or `[file:line#n]`) that are not among `gated`. */
+export function strayCitations(
+  report: string,
+  gated: readonly { readonly id: string }[],
+): string[] {
+  const allowed = new Set(gated.map((f) => f.id));
+  const cited = [...report.matchAll(/\[([^\]\s]+:\d+(?:#\d+)?)\]/g)].map((m) => m[1] ?? '');
+  return cited.filter((id) => !allowed.has(id));
+}
+
+/**
+ * Builds the audit graph around its models; the default export uses a new scripted one. The
+ * graph is the same whatever answers.
  *
  * @example
- * const result = await run(resilienceAudit({ ...scripted, verifier: myModelVerifier }), { files });
+ * const result = await run(resilienceAudit({ verifier: 'openai:gpt-4o-mini' }), { files });
  */
-export function resilienceAudit(steps: Steps = scripted) {
+export function resilienceAudit(models: Models = {}) {
+  const own = models.model ?? scripted();
+  const auditorModel = models.auditor ?? own;
+  const verifierModel = models.verifier ?? own;
+  const writerModel = models.writer ?? own;
+
+  /** One auditor per file: an unreadable file is a gap, not a file with no findings. */
+  const audit: NodeFn<AuditState> = (s, ctx) => {
+    const file = String(ctx.item);
+    const source = readSource(file);
+    // Reported as a gap, not as a file with no findings: "clean" needs someone to have read it.
+    if (source === undefined) {
+      return { coverage: [{ file, status: 'unreadable', findings: 0, detail: 'file-not-found' }] };
+    }
+    // The check sees every finding; the update only those that passed, so the check counts
+    // what was reported. A node per attempt, so the count is this attempt's.
+    let reported = 0;
+    const auditor = model<AuditState, AuditorOutput>({
+      model: auditorModel,
+      system: auditorSystem,
+      prompt: () => prompt('Audit this file.', { file, source: numbered(source) }),
+      output: AuditorOutput,
+      // Uncitable findings go to the run's quarantine with their reasons, never into state.
+      checkItems: {
+        findings: (finding) => {
+          reported++;
+          return problemsOf(finding);
+        },
+      },
+      // Free text cannot smuggle a claim past the gate: remarks are kept apart, unverified.
+      update: ({ findings, remarks }) => ({
+        findings: [...findings],
+        unverifiedRemarks: remarks.map((text) => ({ file, text })),
+        coverage: [{ file, status: 'audited', findings: reported, detail: '' }],
+      }),
+      temperature: 0,
+    });
+    return auditor(s, ctx);
+  };
+
+  /** One verifier per selected finding; it never learns whether the finding is the canary. */
+  const verify: NodeFn<AuditState> = (s, ctx) => {
+    const task = Task.parse(ctx.item);
+    if (s.faults.verifierCrash && ctx.index === 0) {
+      throw new Error('verifier backend answered 503 (injected by faults.verifierCrash)');
+    }
+    const source = readSource(task.file);
+    if (source === undefined) {
+      return { checks: [{ id: task.id, verdict: 'unverified', note: 'file not in corpus' }] };
+    }
+    const { file, line, claim, evidence } = task;
+    const verifier = model<AuditState, VerifierOutput>({
+      model: verifierModel,
+      system: verifierSystem,
+      prompt: () =>
+        prompt('Verify this claim.', {
+          finding: { file, line, claim, evidence },
+          source: numbered(source),
+        }),
+      output: VerifierOutput,
+      update: ({ verdict, note }) => ({ checks: [{ id: task.id, verdict, note }] }),
+      temperature: 0,
+    });
+    return verifier(s, ctx);
+  };
+
+  const writer = model<AuditState, WriterOutput>({
+    model: writerModel,
+    system: writerSystem,
+    // `reads` makes `s` a view of the declared fields only (reading findings, verdicts or
+    // remarks here throws READ_DENIED): the prompt carries exactly those, nothing free-text.
+    prompt: (s) => {
+      const input: SynthesisInput = pick(s, synthesisReads);
+      return prompt('Write the audit report.', input);
+    },
+    output: WriterOutput,
+    update: ({ report }, s) => {
+      const stray = strayCitations(report, s.gated);
+      if (stray.length > 0) {
+        throw new WaymarkError(
+          'NODE_FAILED',
+          `the report cites findings that are not gated: ${stray.join(', ')}`,
+          { errorClass: 'check', retryable: false, details: { stray } },
+        );
+      }
+      return { report };
+    },
+    temperature: 0,
+  });
+  /** The report, with the model that wrote it: a scripted one says so. */
+  const synthesize: NodeFn<AuditState> = async (s, ctx) => {
+    const update = await writer(s, ctx);
+    if (update?.report === undefined) return update;
+    return { report: `${update.report}\n\n${byline(ctx.model ?? modelName(writerModel))}` };
+  };
+
   return graph('resilience-audit', {
     state: State,
     version: 1,
@@ -95,31 +216,13 @@ export function resilienceAudit(steps: Steps = scripted) {
       (s) => ({ targets: s.faults.missingFile ? [...s.files, missingFile] : [...s.files] }),
       { reads: ['files', 'faults'], writes: ['targets'] },
     )
-    .node(
-      'audit',
-      async (_s, ctx) => {
-        const file = String(ctx.item);
-        const source = readSource(file);
-        // Reported as a gap, not as a file with no findings: "clean" needs someone to have read it.
-        if (source === undefined) {
-          return {
-            coverage: [{ file, status: 'unreadable', findings: 0, detail: 'file-not-found' }],
-          };
-        }
-        const { findings, remarks } = await steps.auditor({ file, source });
-        return {
-          findings: [...findings],
-          unverifiedRemarks: remarks.map((text) => ({ file, text })),
-          coverage: [{ file, status: 'audited', findings: findings.length, detail: '' }],
-        };
-      },
-      {
-        reads: [],
-        writes: ['findings', 'unverifiedRemarks', 'coverage'],
-        retry: { attempts: 2, backoffMs: 10 },
-        timeoutMs: 10_000,
-      },
-    )
+    .node('audit', audit, {
+      kind: 'model',
+      reads: [],
+      writes: ['findings', 'unverifiedRemarks', 'coverage'],
+      retry: { attempts: 2, backoffMs: 500 },
+      timeoutMs: 60_000,
+    })
     .node(
       'validate',
       (s, ctx) => {
@@ -134,19 +237,13 @@ export function resilienceAudit(steps: Steps = scripted) {
         const gaps = s.targets.flatMap((file) =>
           covered.filter((c) => c.file === file && c.status !== 'audited'),
         );
-        const citable: Finding[] = [];
-        const quarantine: Quarantined[] = [];
-        for (const finding of s.findings) {
-          const reasons = problemsOf(finding);
-          if (reasons.length === 0) citable.push(finding);
-          else quarantine.push({ finding, reasons });
-        }
-        return { checked: withIds(citable), quarantine, coverage: failed, gaps };
+        // What reached state passed the auditor's check; what did not is in the run's quarantine.
+        return { checked: withIds(s.findings), coverage: failed, gaps };
       },
       {
         tolerate: '100%',
         reads: ['targets', 'findings', 'coverage'],
-        writes: ['checked', 'quarantine', 'coverage', 'gaps'],
+        writes: ['checked', 'coverage', 'gaps'],
       },
     )
     .node(
@@ -159,29 +256,13 @@ export function resilienceAudit(steps: Steps = scripted) {
       },
       { reads: ['checked', 'budget', 'canary'], writes: ['selected'] },
     )
-    .node(
-      'verify',
-      async (s, ctx) => {
-        const task = Task.parse(ctx.item);
-        if (s.faults.verifierCrash && ctx.index === 0) {
-          throw new Error('verifier backend answered 503 (injected by faults.verifierCrash)');
-        }
-        const source = readSource(task.file);
-        if (source === undefined) {
-          return { checks: [{ id: task.id, verdict: 'unverified', note: 'file not in corpus' }] };
-        }
-        // The verifier sees the claim and the file, never whether it is the canary.
-        const { file, line, claim, evidence } = task;
-        const answer = await steps.verifier({ finding: { file, line, claim, evidence }, source });
-        return { checks: [{ id: task.id, verdict: answer.verdict, note: answer.note }] };
-      },
-      {
-        reads: ['faults'],
-        writes: ['checks'],
-        retry: { attempts: 2, backoffMs: 10 },
-        timeoutMs: 10_000,
-      },
-    )
+    .node('verify', verify, {
+      kind: 'model',
+      reads: ['faults'],
+      writes: ['checks'],
+      retry: { attempts: 2, backoffMs: 500 },
+      timeoutMs: 60_000,
+    })
     .node(
       'gate',
       (s, ctx) => {
@@ -219,11 +300,13 @@ export function resilienceAudit(steps: Steps = scripted) {
           : [];
         const count = (kind: Verdict['verdict']) =>
           verdicts.filter((v) => v.verdict === kind).length;
+        // Coverage counts what each auditor reported; state holds what passed its check.
+        const reported = s.coverage.reduce((n, c) => n + c.findings, 0);
         const tally = {
           files: s.targets.length,
           audited: s.coverage.filter((c) => c.status === 'audited').length,
-          findings: s.findings.length,
-          quarantined: s.quarantine.length,
+          findings: reported,
+          quarantined: reported - s.findings.length,
           supported: count('supported'),
           refuted: count('refuted'),
           unverified: count('unverified'),
@@ -241,32 +324,18 @@ export function resilienceAudit(steps: Steps = scripted) {
           'targets',
           'coverage',
           'findings',
-          'quarantine',
         ],
         writes: ['verdicts', 'gated', 'tally', 'canaryResult'],
       },
     )
-    .node(
-      'synthesize',
-      async (s) => {
-        // `reads` makes `s` a view of the declared fields only (reading findings, verdicts or
-        // remarks here throws READ_DENIED); the writer gets a plain copy of exactly those.
-        const input: SynthesisInput = pick(s, synthesisReads);
-        const report = await steps.writer(input);
-        const allowed = new Set(s.gated.map((f) => f.id));
-        const cited = [...report.matchAll(/\[([^\]\s]+:\d+(?:#\d+)?)\]/g)].map((m) => m[1] ?? '');
-        const stray = cited.filter((id) => !allowed.has(id));
-        if (stray.length > 0) {
-          throw new WaymarkError(
-            'NODE_FAILED',
-            `the report cites findings that are not gated: ${stray.join(', ')}`,
-            { errorClass: 'check', retryable: false, details: { stray } },
-          );
-        }
-        return { report };
-      },
-      { reads: synthesisReads, writes: ['report'], terminal: true },
-    )
+    .node('synthesize', synthesize, {
+      kind: 'model',
+      reads: synthesisReads,
+      writes: ['report'],
+      terminal: true,
+      retry: { attempts: 2, backoffMs: 1000 },
+      timeoutMs: 60_000,
+    })
     .map('plan', { over: 'targets', branch: 'audit', join: 'validate', concurrency: 3 })
     .edge('audit', 'validate')
     .edge('validate', 'select')
@@ -275,6 +344,13 @@ export function resilienceAudit(steps: Steps = scripted) {
     .edge('gate', 'synthesize')
     .entry('plan')
     .compile();
+}
+
+/** The report's last line: which model wrote it, and that a scripted one is no model at all. */
+function byline(name: string): string {
+  return name.startsWith('scripted:')
+    ? `Written by ${name}, a script: no model was called (--model provider:model-id runs one).`
+    : `Written by ${name}.`;
 }
 
 /** A copy of `state` with only the fields in `keys`. */

@@ -1,5 +1,10 @@
-import { describe, expect, it } from 'vitest';
-import { run, validate } from '../../src/index.js';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { inspect, MemoryStore, type RunResult, run, validate } from '../../src/index.js';
+import { recordModel, replayModel, scriptedModel } from '../../src/model/index.js';
+import { type FakeOpenAI, fakeOpenAI } from '../../test/model/fake-openai.js';
 import { problemsOf, roundRobin } from './checks.js';
 import { corpusFiles, linesOf, readSource } from './corpus.js';
 import audit, {
@@ -10,14 +15,18 @@ import audit, {
   synthesisReads,
 } from './graph.js';
 import input from './input.json' with { type: 'json' };
+import { auditorSystem, inputOf, writerSystem } from './prompts.js';
 import type { SynthesisInput, Verdict } from './schema.js';
-import { scripted } from './scripted.js';
+import { answer, messagesOf, scripted, writer } from './scripted.js';
 
 const files = input.files;
 const ids = (list: readonly { readonly id: string }[]) => list.map((x) => x.id);
 const verdictsBy = (state: AuditState, kind: Verdict['verdict']) =>
   state.verdicts.filter((v) => v.verdict === kind).map((v) => v.id);
 const citationsIn = (report: string) => [...report.matchAll(/\[([^\]]+)\]/g)].map((m) => m[1]);
+/** The run's quarantine in branch order (entries are booked as branches finish). */
+const quarantineOf = (result: RunResult<AuditState>) =>
+  [...result.quarantine].sort((a, b) => a.activation.localeCompare(b.activation));
 
 describe('the resilience-audit example', () => {
   it('compiles with no diagnostics: one auditor per file, one verifier per selected finding', () => {
@@ -54,6 +63,12 @@ describe('the resilience-audit example', () => {
     expect(node('gate')?.join).toEqual({ policy: { kind: 'all' }, tolerate: '100%' });
     // Synthesis declares only structured, gated fields: no findings, verdicts or remarks.
     expect(node('synthesize')?.reads).toEqual(['gated', 'tally', 'gaps', 'canaryResult']);
+    // The auditor, the verifier and the writer are model nodes; the rest is deterministic code.
+    expect(audit.def.nodes.filter((n) => n.kind === 'model').map((n) => n.name)).toEqual([
+      'audit',
+      'verify',
+      'synthesize',
+    ]);
   });
 
   it('audits every file, quarantines uncitable findings and verifies the rest in round-robin order', async () => {
@@ -71,9 +86,12 @@ describe('the resilience-audit example', () => {
       'synthesize',
     ]);
     const { state } = result;
-    expect(state.quarantine).toEqual([
+    // Uncitable findings are in the run's quarantine with their reasons, not in state.
+    expect(quarantineOf(result)).toEqual([
       {
-        finding: {
+        node: 'audit',
+        activation: 'plan:1[1]/audit:1',
+        output: {
           file: 'src/jobs/retry.ts',
           line: 999,
           claim: 'retry loop with no cap: deliverCapped never gives up',
@@ -82,7 +100,9 @@ describe('the resilience-audit example', () => {
         reasons: ['line-out-of-range'],
       },
       {
-        finding: {
+        node: 'audit',
+        activation: 'plan:1[3]/audit:1',
+        output: {
           file: 'src/Queue/buffer.ts',
           line: 27,
           claim: 'unbounded queue: BoundedBuffer pushes without a limit',
@@ -91,7 +111,9 @@ describe('the resilience-audit example', () => {
         reasons: ['file-not-found', 'evidence-empty'],
       },
       {
-        finding: {
+        node: 'audit',
+        activation: 'plan:1[4]/audit:1',
+        output: {
           file: 'src/config/limits.ts',
           line: 8,
           claim: 'circuit breaker never resets',
@@ -100,7 +122,12 @@ describe('the resilience-audit example', () => {
         reasons: ['evidence-not-on-line'],
       },
     ]);
-    const quarantined = state.quarantine.map((q) => `${q.finding.file}:${q.finding.line}`);
+    expect(state).not.toHaveProperty('quarantine');
+    const quarantined = result.quarantine.map((q) => {
+      const f = q.output as { file: string; line: number };
+      return `${f.file}:${f.line}`;
+    });
+    expect(state.findings.map((f) => `${f.file}:${f.line}`)).not.toContain('src/jobs/retry.ts:999');
     expect(ids(state.checked)).not.toContain('src/jobs/retry.ts:999');
     expect(ids(state.gated).some((id) => quarantined.includes(id))).toBe(false);
 
@@ -154,18 +181,37 @@ describe('the resilience-audit example', () => {
     expect(state.report).not.toMatch(/Fridays|root cause|Card numbers/);
   });
 
-  it('hands the writer exactly the fields synthesis declares', async () => {
-    const seen: SynthesisInput[] = [];
-    const g = resilienceAudit({
-      ...scripted,
-      writer: (view) => {
-        seen.push(view);
-        return scripted.writer(view);
-      },
-    });
-    await run(g, input);
-    expect(seen).toHaveLength(1);
-    expect(Object.keys(seen[0]!)).toEqual([...synthesisReads]);
+  it('hands the writer model exactly the fields synthesis declares, and no free text of the auditors', async () => {
+    const m = scripted();
+    const result = await run(resilienceAudit({ model: m }), input);
+
+    const writes = m.requests.filter((r) => messagesOf(r).system === writerSystem);
+    expect(writes).toHaveLength(1);
+    const { user } = messagesOf(writes[0]!);
+    const seen = inputOf<SynthesisInput>(user);
+    expect(Object.keys(seen)).toEqual([...synthesisReads]);
+    expect(ids(seen.gated)).toEqual(ids(result.state.gated));
+    // Nothing the gate did not pass reaches the writer's prompt: no remark, no refuted or
+    // unverified finding, no quarantined one.
+    for (const remark of result.state.unverifiedRemarks) expect(user).not.toContain(remark.text);
+    expect(user).not.toMatch(/Fridays|root cause|Card numbers|written in a hurry/);
+    for (const id of [
+      ...verdictsBy(result.state, 'refuted'),
+      ...verdictsBy(result.state, 'unverified'),
+    ])
+      expect(user).not.toContain(id);
+    expect(user).not.toContain('deliverCapped never gives up');
+    expect(user).not.toContain('src/Queue/buffer.ts');
+  });
+
+  it('says in its report that a scripted model wrote it when the run names no model', async () => {
+    const result = await run(audit, input);
+
+    expect(result.state.report.split('\n').at(-1)).toBe(
+      'Written by scripted:resilience-audit, a script: no model was called (--model provider:model-id runs one).',
+    );
+    const models = new Set(result.trace.entries.flatMap((e) => e.usage?.model ?? []));
+    expect([...models]).toEqual(['scripted:resilience-audit']);
   });
 
   it('spends a small budget on one finding per file before any file gets a second', async () => {
@@ -217,8 +263,9 @@ describe('the resilience-audit example', () => {
 
   it('calls the verifier untrustworthy and confirms nothing when it supports the canary', async () => {
     const gullible = resilienceAudit({
-      ...scripted,
-      verifier: () => ({ verdict: 'supported', note: 'looks right to me' }),
+      verifier: scriptedModel(() => ({
+        object: { verdict: 'supported', note: 'looks right to me' },
+      })),
     });
     const result = await run(gullible, input);
 
@@ -282,11 +329,10 @@ describe('the resilience-audit example', () => {
 
   it('an auditor that throws leaves a coverage gap while its siblings finish', async () => {
     const g = resilienceAudit({
-      ...scripted,
-      auditor: (job) => {
-        if (job.file === 'src/billing/charge.ts') throw new Error('model quota exceeded');
-        return scripted.auditor(job);
-      },
+      model: scripted((system, user) => {
+        if (system === auditorSystem && user.includes('"file": "src/billing/charge.ts"'))
+          throw new Error('model quota exceeded');
+      }),
     });
     const result = await run(g, input);
 
@@ -296,7 +342,8 @@ describe('the resilience-audit example', () => {
         file: 'src/billing/charge.ts',
         status: 'auditor-failed',
         findings: 0,
-        detail: 'NODE_FAILED: model quota exceeded',
+        detail:
+          'MODEL_CALL_FAILED: model "scripted:resilience-audit" call failed: model quota exceeded',
       },
     ]);
     expect(result.state.tally).toMatchObject({ files: 6, audited: 5 });
@@ -305,8 +352,10 @@ describe('the resilience-audit example', () => {
 
   it('fails the run with a check error rather than publish a citation that is not gated', async () => {
     const g = resilienceAudit({
-      ...scripted,
-      writer: (view) => `${scripted.writer(view)}\n- [src/http/client.ts:21] also this`,
+      writer: scriptedModel((request) => {
+        const view = inputOf<SynthesisInput>(messagesOf(request).user);
+        return { object: { report: `${writer(view)}\n- [src/http/client.ts:21] also this` } };
+      }),
     });
     const result = await run(g, input);
 
@@ -321,21 +370,150 @@ describe('the resilience-audit example', () => {
 
   it('gives byte-identical state whatever order the auditors and verifiers finish in', async () => {
     const jitter = () => new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
-    const g = resilienceAudit({
-      ...scripted,
-      auditor: async (job) => {
-        await jitter();
-        return scripted.auditor(job);
-      },
-      verifier: async (job) => {
-        await jitter();
-        return scripted.verifier(job);
-      },
-    });
+    // Every model call waits a random while, so auditors and verifiers finish in any order.
+    const g = resilienceAudit({ model: scripted(jitter) });
     const expected = JSON.stringify((await run(audit, input)).state);
     for (let i = 0; i < 10; i++) {
       expect(JSON.stringify((await run(g, input)).state)).toBe(expected);
     }
+  });
+});
+
+describe('the quarantine', () => {
+  it('a finding at line 999 of a 34-line file and one with a wrong-case path and empty evidence land in the run quarantine with their reasons, never in state', async () => {
+    const store = new MemoryStore();
+    const result = await run(audit, input, { store, runId: 'audit-q' });
+
+    expect(linesOf(readSource('src/jobs/retry.ts')!)).toHaveLength(34);
+    expect(result.quarantine).toContainEqual({
+      node: 'audit',
+      activation: 'plan:1[1]/audit:1',
+      output: {
+        file: 'src/jobs/retry.ts',
+        line: 999,
+        claim: 'retry loop with no cap: deliverCapped never gives up',
+        evidence: 'for (let attempt = 1; ; attempt++) {',
+      },
+      reasons: ['line-out-of-range'],
+    });
+    expect(result.quarantine).toContainEqual({
+      node: 'audit',
+      activation: 'plan:1[3]/audit:1',
+      output: {
+        file: 'src/Queue/buffer.ts',
+        line: 27,
+        claim: 'unbounded queue: BoundedBuffer pushes without a limit',
+        evidence: '',
+      },
+      reasons: ['file-not-found', 'evidence-empty'],
+    });
+    // Kept with the run for `waymark show`; nothing of them in state.
+    const { snapshot } = await inspect(store, audit, 'audit-q');
+    expect(snapshot.quarantine).toEqual(result.quarantine);
+    const state = JSON.stringify(result.state);
+    expect(state).not.toContain('src/Queue/buffer.ts');
+    expect(state).not.toContain('deliverCapped never gives up');
+    // Counted, though: the report says how many findings were set aside.
+    expect(result.state.tally).toMatchObject({ findings: 13, quarantined: 3 });
+    expect(result.state.report).toContain('Findings: 13 reported, 3 quarantined');
+  });
+});
+
+/** Answers a chat completion the way the scripted model would: same logic, over HTTP. */
+function scriptedOverHttp(body: Record<string, unknown>) {
+  const messages = body.messages as { role: string; content: string }[];
+  const system = messages.find((m) => m.role === 'system')?.content ?? '';
+  const user = messages.find((m) => m.role === 'user')?.content ?? '';
+  return { content: JSON.stringify(answer(system, user)), usage: { prompt: 200, completion: 50 } };
+}
+
+describe('the resilience audit over a real provider path', () => {
+  let server: FakeOpenAI | undefined;
+  afterEach(async () => {
+    vi.unstubAllEnvs();
+    await server?.close();
+    server = undefined;
+  });
+
+  it('records a run against a local OpenAI-compatible endpoint, then replays it offline to the same state and quarantine', async () => {
+    server = await fakeOpenAI(scriptedOverHttp);
+    vi.stubEnv('WAYMARK_OPENAI_BASE_URL', server.baseUrl);
+    const cassette = join(mkdtempSync(join(tmpdir(), 'resilience-audit-cassette-')), 'audit.json');
+
+    const recorded = await run(
+      resilienceAudit({ model: recordModel('openai-compatible:audit-small', cassette) }),
+      input,
+    );
+
+    expect(recorded.status).toBe('succeeded');
+    expect(recorded.errors).toEqual([]);
+    expect(recorded.state.tally).toEqual({
+      files: 6,
+      audited: 6,
+      findings: 13,
+      quarantined: 3,
+      supported: 5,
+      refuted: 2,
+      unverified: 3,
+    });
+    expect(quarantineOf(recorded).map((q) => [q.activation, q.reasons])).toEqual([
+      ['plan:1[1]/audit:1', ['line-out-of-range']],
+      ['plan:1[3]/audit:1', ['file-not-found', 'evidence-empty']],
+      ['plan:1[4]/audit:1', ['evidence-not-on-line']],
+    ]);
+    expect(recorded.state.canaryResult?.trusted).toBe(true);
+    expect(recorded.state.report.split('\n').at(-1)).toBe(
+      'Written by openai-compatible:audit-small.',
+    );
+    // Every model call's tokens are in the trace: 6 auditors, 8 verifications + the canary, 1 writer.
+    const usage = recorded.trace.entries.filter((e) => e.usage !== undefined);
+    expect(usage.map((e) => e.node)).toEqual([
+      ...files.map(() => 'audit'),
+      ...Array.from({ length: 9 }, () => 'verify'),
+      'synthesize',
+    ]);
+    for (const e of usage)
+      expect(e.usage).toEqual({
+        inputTokens: 200,
+        outputTokens: 50,
+        model: 'openai-compatible:audit-small',
+      });
+    expect(server.requests).toHaveLength(16);
+    for (const r of server.requests) {
+      expect(r.model).toBe('audit-small');
+      expect(r.response_format).toMatchObject({ type: 'json_schema' });
+    }
+    const file = JSON.parse(readFileSync(cassette, 'utf8'));
+    expect(Object.keys(file.entries)).toHaveLength(16);
+    for (const entry of Object.values(file.entries))
+      expect(entry).toMatchObject({ model: 'openai-compatible:audit-small' });
+
+    await server.close();
+    server = undefined;
+    const replayed = await run(resilienceAudit({ model: replayModel(cassette) }), input);
+
+    expect(replayed.status).toBe('succeeded');
+    expect(replayed.state).toEqual(recorded.state);
+    expect(quarantineOf(replayed)).toEqual(quarantineOf(recorded));
+    expect(replayed.trace.entries.filter((e) => e.usage).map((e) => e.usage)).toEqual(
+      usage.map((e) => e.usage),
+    );
+  });
+
+  it('calls the run model (--model) instead of the scripted one, in every model node', async () => {
+    server = await fakeOpenAI(scriptedOverHttp);
+    vi.stubEnv('WAYMARK_OPENAI_BASE_URL', server.baseUrl);
+    const own = scripted();
+
+    const result = await run(resilienceAudit({ model: own }), input, {
+      model: 'openai-compatible:override',
+    });
+
+    expect(result.status).toBe('succeeded');
+    expect(own.requests).toHaveLength(0);
+    expect(server.requests).toHaveLength(16);
+    expect(result.state.report.split('\n').at(-1)).toBe('Written by openai-compatible:override.');
+    expect(result.quarantine).toHaveLength(3);
   });
 });
 
@@ -351,7 +529,7 @@ describe('the validator and the corpus', () => {
     ]);
     expect(readSource('src/queue/buffer.ts')).toBeDefined();
     expect(readSource('src/Queue/buffer.ts')).toBeUndefined();
-    expect(linesOf(readSource('src/jobs/retry.ts')!)).toHaveLength(28);
+    expect(linesOf(readSource('src/jobs/retry.ts')!)).toHaveLength(34);
   });
 
   it('names every problem of a finding, and none of a citable one', () => {

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 
 /**
- * The data the audit passes between nodes, and the contracts of its three model steps
- * (auditor, verifier, writer). The graph depends on these contracts only, so the scripted
- * stand-ins in scripted.ts can be swapped for model nodes without touching the graph.
+ * The data the audit passes between nodes, and the output schemas of its three model nodes
+ * (auditor, verifier, writer): the model is asked for JSON matching them, whichever model it is.
  */
 
 /** What an auditor claims: a defect at a line, with the text of that line as evidence. */
@@ -19,7 +18,10 @@ export type Finding = z.output<typeof Finding>;
 export const Checked = Finding.extend({ id: z.string() });
 export type Checked = z.output<typeof Checked>;
 
-/** Why the validator kept a finding out of the gated list; machine-readable on purpose. */
+/**
+ * Why the auditor's check sets a finding aside in the run's quarantine instead of state;
+ * machine-readable on purpose.
+ */
 export const QuarantineReason = z.enum([
   'file-not-found',
   'line-out-of-range',
@@ -27,9 +29,6 @@ export const QuarantineReason = z.enum([
   'evidence-not-on-line',
 ]);
 export type QuarantineReason = z.output<typeof QuarantineReason>;
-
-export const Quarantined = z.object({ finding: Finding, reasons: z.array(QuarantineReason) });
-export type Quarantined = z.output<typeof Quarantined>;
 
 /** A free-text side remark of an auditor: never verified, never read by synthesis. */
 export const Remark = z.object({ file: z.string(), text: z.string() });
@@ -95,28 +94,17 @@ export interface SynthesisInput {
   readonly canaryResult: CanaryResult | null;
 }
 
-/** Reads one file and reports findings plus free-text remarks. */
-export type Auditor = (input: {
-  readonly file: string;
-  readonly source: string;
-}) =>
-  | { readonly findings: readonly Finding[]; readonly remarks: readonly string[] }
-  | Promise<{ readonly findings: readonly Finding[]; readonly remarks: readonly string[] }>;
+/**
+ * The auditor's answer for one file: findings, checked one by one before they reach state, and
+ * free-text remarks, which are kept apart as unverified and never reach the report.
+ */
+export const AuditorOutput = z.object({ findings: z.array(Finding), remarks: z.array(z.string()) });
+export type AuditorOutput = z.output<typeof AuditorOutput>;
 
-/** Judges one claim against the file it cites. `unverified` means "could not tell". */
-export type Verifier = (input: {
-  readonly finding: Finding;
-  readonly source: string;
-}) =>
-  | { readonly verdict: VerdictKind; readonly note: string }
-  | Promise<{ readonly verdict: VerdictKind; readonly note: string }>;
+/** The verifier's answer on one claim. `unverified` means "could not tell". */
+export const VerifierOutput = z.object({ verdict: VerdictKind, note: z.string() });
+export type VerifierOutput = z.output<typeof VerifierOutput>;
 
-/** Writes the report; may cite a finding only as `[file:line]` of a gated one. */
-export type Writer = (input: SynthesisInput) => string | Promise<string>;
-
-/** The model steps of the audit. */
-export interface Steps {
-  readonly auditor: Auditor;
-  readonly verifier: Verifier;
-  readonly writer: Writer;
-}
+/** The writer's answer: the report, citing a finding only as `[file:line]` of a gated one. */
+export const WriterOutput = z.object({ report: z.string() });
+export type WriterOutput = z.output<typeof WriterOutput>;

@@ -1,11 +1,29 @@
+import { type ScriptedModel, type ScriptedRequest, scriptedModel } from '../../src/model/index.js';
 import { linesOf } from './corpus.js';
-import type { Auditor, Finding, Steps, VerdictKind, Verifier, Writer } from './schema.js';
+import {
+  type AuditorInput,
+  auditorSystem,
+  inputOf,
+  unnumbered,
+  type VerifierInput,
+  verifierSystem,
+  writerSystem,
+} from './prompts.js';
+import type {
+  AuditorOutput,
+  Finding,
+  SynthesisInput,
+  VerdictKind,
+  VerifierOutput,
+  WriterOutput,
+} from './schema.js';
 
 /**
- * Deterministic stand-ins for the audit's model steps. They behave like models do, warts
- * included: the auditor reports real defects, decoys that are not defects, a line that does
- * not exist, a path in the wrong case with no evidence, evidence from the wrong line, and
- * free-text remarks with claims nobody checked. The graph must cope with all of it.
+ * The scripted model the audit runs with when no `--model` is given: deterministic answers to
+ * the auditor, verifier and writer prompts that behave like models do, warts included. The
+ * auditor reports real defects, decoys that are not defects, a line that does not exist, a path
+ * in the wrong case with no evidence, evidence from the wrong line, and free-text remarks with
+ * claims nobody checked. The graph must cope with all of it.
  */
 
 const fetchHangs = 'fetch without a timeout';
@@ -45,7 +63,7 @@ const audits: Readonly<Record<string, { findings: Finding[]; remarks: string[] }
         claim: `${uncappedRetry}: deliver retries a failing webhook forever`,
         evidence: 'while (true) {',
       },
-      // Hallucinated: the file has 28 lines.
+      // Hallucinated: the file has 34 lines.
       {
         file: 'src/jobs/retry.ts',
         line: 999,
@@ -136,7 +154,9 @@ const audits: Readonly<Record<string, { findings: Finding[]; remarks: string[] }
 };
 
 /** The scripted auditor: a fixed answer per file; a file it was not scripted for gets none. */
-export const auditor: Auditor = ({ file }) => audits[file] ?? { findings: [], remarks: [] };
+export function auditor({ file }: Pick<AuditorInput, 'file'>): AuditorOutput {
+  return audits[file] ?? { findings: [], remarks: [] };
+}
 
 /**
  * The kinds of claim the scripted verifier can judge: a claim of that kind is refuted when the
@@ -154,8 +174,8 @@ const rules: readonly { kind: RegExp; guard: RegExp; guardName: string }[] = [
   { kind: /\bunbounded\b/i, guard: /length\s*>=|\bmax\b|capacity/i, guardName: 'a size limit' },
 ];
 
-/** The scripted verifier: judges a claim by reading the block it cites. */
-export const verifier: Verifier = ({ finding, source }) => {
+/** The scripted verifier: judges a claim by reading the block it cites in the source. */
+export function verifier({ finding, source }: VerifierInput): VerifierOutput {
   const rule = rules.find((r) => r.kind.test(finding.claim));
   if (rule === undefined) {
     return { verdict: 'unverified', note: 'no way to check this kind of claim from the source' };
@@ -169,7 +189,7 @@ export const verifier: Verifier = ({ finding, source }) => {
       ? `the block around line ${finding.line} has ${rule.guardName}`
       : `the block around line ${finding.line} lacks ${rule.guardName}`,
   };
-};
+}
 
 /** The run of non-blank lines that contains line `n` (1-based). */
 function blockAround(lines: readonly string[], n: number): string[] {
@@ -182,8 +202,8 @@ function blockAround(lines: readonly string[], n: number): string[] {
 }
 
 /** The scripted writer: cites every gated finding, lists the coverage gaps, states the tallies. */
-export const writer: Writer = ({ gated, tally, gaps, canaryResult: canary }) =>
-  [
+export function writer({ gated, tally, gaps, canaryResult: canary }: SynthesisInput): string {
+  return [
     `Resilience audit of ${tally.files} file(s): ${tally.audited} audited, ${gaps.length} coverage gap(s).`,
     `Findings: ${tally.findings} reported, ${tally.quarantined} quarantined; ` +
       `verdicts: ${tally.supported} supported, ${tally.refuted} refuted, ${tally.unverified} unverified.`,
@@ -201,6 +221,58 @@ export const writer: Writer = ({ gated, tally, gaps, canaryResult: canary }) =>
         ? 'Verifier canary: refuted as expected; the verifier is trusted.'
         : `Verifier canary: came back ${canary.verdict}; the verifier is untrustworthy and no finding is confirmed.`,
   ].join('\n');
+}
 
-/** The scripted steps the example runs with by default. */
-export const scripted: Steps = { auditor, verifier, writer };
+/**
+ * The scripted answer to one request, by its system prompt (which node asks) and its user
+ * prompt (the input block). The scripted model answers with it, and so does the fake
+ * OpenAI-compatible server of the tests.
+ *
+ * @example
+ * answer(auditorSystem, prompt('Audit this file.', { file, source })) // { findings, remarks }
+ */
+export function answer(
+  system: string,
+  user: string,
+): AuditorOutput | VerifierOutput | WriterOutput {
+  if (system === auditorSystem) return auditor(inputOf<AuditorInput>(user));
+  if (system === verifierSystem) {
+    const { finding, source } = inputOf<VerifierInput>(user);
+    return verifier({ finding, source: unnumbered(source) });
+  }
+  if (system === writerSystem) return { report: writer(inputOf<SynthesisInput>(user)) };
+  throw new Error('the scripted model has no answer for this system prompt');
+}
+
+/** The system prompt and the first user message of a request, as text. */
+export function messagesOf(request: ScriptedRequest): { system: string; user: string } {
+  let system = '';
+  let user: string | undefined;
+  for (const message of request.options.prompt) {
+    const text =
+      typeof message.content === 'string'
+        ? message.content
+        : message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+    if (message.role === 'system') system = text;
+    else if (message.role === 'user') user ??= text;
+  }
+  return { system, user: user ?? '' };
+}
+
+/**
+ * A new scripted model for the audit's model nodes, named `scripted:resilience-audit`; `override`
+ * answers first where it returns something (a test's gullible verifier, a failing auditor).
+ *
+ * @example
+ * resilienceAudit({ model: scripted() })
+ */
+export function scripted(override?: (system: string, user: string) => unknown): ScriptedModel {
+  return scriptedModel(
+    async (request) => {
+      const { system, user } = messagesOf(request);
+      const answered = await override?.(system, user);
+      return { object: answered ?? answer(system, user) };
+    },
+    { modelId: 'resilience-audit' },
+  );
+}
