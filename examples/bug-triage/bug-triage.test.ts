@@ -224,6 +224,14 @@ describe('the bug-triage example', () => {
     expect(m.requests.map((r) => r.options.responseFormat?.type)).toEqual(['json', 'json', 'json']);
   });
 
+  it('runs under a dollar budget (--max-cost): the scripted model has a price, zero', async () => {
+    const result = await run(triage, { bug: 'search-pagination' }, { budget: { maxCostUsd: 0.5 } });
+
+    expect(result.status).toBe('succeeded');
+    expect(result.spent.costUsd).toBe(0);
+    expect(result.spent.inputTokens).toBeGreaterThan(0);
+  });
+
   it('sets a suspect that is not a file of the project aside in the run quarantine', async () => {
     const hallucinating = scriptedModel([
       {

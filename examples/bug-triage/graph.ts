@@ -13,7 +13,13 @@ import {
   permanentError,
   person,
 } from '../../src/index.js';
-import { type ModelNode, type ModelRef, model, modelName } from '../../src/model/index.js';
+import {
+  type ModelNode,
+  type ModelRef,
+  model,
+  modelName,
+  type PriceTable,
+} from '../../src/model/index.js';
 import { type BugId, bugIds, bugs } from './bugs.js';
 import {
   Changes,
@@ -134,6 +140,17 @@ export interface Models {
 }
 
 /**
+ * Prices (US dollars per million tokens) of the models this example is run with, so a run
+ * budget in dollars (`--max-cost`) can be counted: the scripted model costs nothing. A model
+ * missing here runs, but a cost budget with it fails with `MODEL_PRICE_MISSING` before any call.
+ */
+export const prices: PriceTable = {
+  'scripted:bug-triage': { inputPerMillion: 0, outputPerMillion: 0 },
+  'openai:gpt-4o-mini': { inputPerMillion: 0.15, outputPerMillion: 0.6 },
+  'openai:gpt-4o': { inputPerMillion: 2.5, outputPerMillion: 10 },
+};
+
+/**
  * A model node whose log lines end with the model that answered: the run's (`--model`), or the
  * node's own, so a scripted answer is never taken for a model's.
  */
@@ -181,6 +198,7 @@ export function bugTriage(models: Models = {}) {
       log: [`triage: "${bugs[s.bug].title}" is in ${t.component}: ${t.summary}`],
     }),
     temperature: 0,
+    prices,
   });
   const fixCode = model<State, Changes>({
     model: fixModel,
@@ -192,6 +210,7 @@ export function bugTriage(models: Models = {}) {
       log: [`fix-code: changed ${files.map((f) => f.path).join(', ')}`],
     }),
     temperature: 0,
+    prices,
   });
   const updateTests = model<State, Changes>({
     model: testsModel,
@@ -203,6 +222,7 @@ export function bugTriage(models: Models = {}) {
       log: [`update-tests: added ${files.map((f) => f.path).join(', ')}`],
     }),
     temperature: 0,
+    prices,
   });
 
   return graph('bug-triage', { state: State, version: 1, reducers: { log: append } })

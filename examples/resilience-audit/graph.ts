@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { append, graph, type NodeFn, WaymarkError } from '../../src/index.js';
-import { type ModelRef, model, modelName } from '../../src/model/index.js';
+import { type ModelRef, model, modelName, type PriceTable } from '../../src/model/index.js';
 import { problemsOf, roundRobin, withIds } from './checks.js';
 import { readSource } from './corpus.js';
 import { auditorSystem, numbered, prompt, verifierSystem, writerSystem } from './prompts.js';
@@ -93,6 +93,17 @@ export interface Models {
   readonly writer?: ModelRef;
 }
 
+/**
+ * Prices (US dollars per million tokens) of the models this example is run with, so a run
+ * budget in dollars (`--max-cost`) can be counted: the scripted model costs nothing. A model
+ * missing here runs, but a cost budget with it fails with `MODEL_PRICE_MISSING` before any call.
+ */
+export const prices: PriceTable = {
+  'scripted:resilience-audit': { inputPerMillion: 0, outputPerMillion: 0 },
+  'openai:gpt-4o-mini': { inputPerMillion: 0.15, outputPerMillion: 0.6 },
+  'openai:gpt-4o': { inputPerMillion: 2.5, outputPerMillion: 10 },
+};
+
 /** Ids a report cites as `[file:line]` (or `[file:line#n]`) that are not among `gated`. */
 export function strayCitations(
   report: string,
@@ -146,6 +157,7 @@ export function resilienceAudit(models: Models = {}) {
         coverage: [{ file, status: 'audited', findings: reported, detail: '' }],
       }),
       temperature: 0,
+      prices,
     });
     return auditor(s, ctx);
   };
@@ -172,6 +184,7 @@ export function resilienceAudit(models: Models = {}) {
       output: VerifierOutput,
       update: ({ verdict, note }) => ({ checks: [{ id: task.id, verdict, note }] }),
       temperature: 0,
+      prices,
     });
     return verifier(s, ctx);
   };
@@ -198,6 +211,7 @@ export function resilienceAudit(models: Models = {}) {
       return { report };
     },
     temperature: 0,
+    prices,
   });
   /** The report, with the model that wrote it: a scripted one says so. */
   const synthesize: NodeFn<AuditState> = async (s, ctx) => {

@@ -214,6 +214,14 @@ describe('the resilience-audit example', () => {
     expect([...models]).toEqual(['scripted:resilience-audit']);
   });
 
+  it('runs under a dollar budget (--max-cost): the scripted model has a price, zero', async () => {
+    const result = await run(audit, input, { budget: { maxCostUsd: 0.5 } });
+
+    expect(result.status).toBe('succeeded');
+    expect(result.spent.costUsd).toBe(0);
+    expect(result.spent.inputTokens).toBeGreaterThan(0);
+  });
+
   it('spends a small budget on one finding per file before any file gets a second', async () => {
     const three = await run(audit, { ...input, budget: 3, canary: false });
     // In list order the first three would all come from client.ts and retry.ts.
