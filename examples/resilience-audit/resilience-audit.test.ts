@@ -525,7 +525,7 @@ describe('the resilience audit over a real provider path', () => {
   });
 });
 
-describe('the validator and the corpus', () => {
+describe('the finding check and the corpus', () => {
   it('matches paths exactly, case included, whatever the file system does', () => {
     expect(corpusFiles()).toEqual([
       'src/billing/charge.ts',

@@ -14,7 +14,7 @@ export const Finding = z.object({
 });
 export type Finding = z.output<typeof Finding>;
 
-/** A finding that passed the validator, with the id reports cite it by (`file:line`). */
+/** A finding that passed the auditor's check, with the id reports cite it by (`file:line`). */
 export const Checked = Finding.extend({ id: z.string() });
 export type Checked = z.output<typeof Checked>;
 
