@@ -23,11 +23,19 @@ export type ItemChecks<O, S> = {
     item: ItemOf<O[K]>,
     state: Readonly<S>,
     index: number,
+    ctx: NodeContext,
   ) => Reasons | Promise<Reasons>;
 };
 
 /** A deterministic check of the whole output; any reason sends it all to quarantine. */
-export type OutputCheck<O, S> = (output: O, state: Readonly<S>) => Reasons | Promise<Reasons>;
+export type OutputCheck<O, S> = (
+  output: O,
+  state: Readonly<S>,
+  ctx: NodeContext,
+) => Reasons | Promise<Reasons>;
+
+/** What the checks set aside, in order: each item (or the whole output) with its reasons. */
+export type Quarantined = readonly { readonly output: unknown; readonly reasons: Reasons }[];
 
 /**
  * Runs the item checks, then the whole-output check on what passed. Returns the output with the
@@ -39,25 +47,30 @@ export async function applyChecks<O, S>(
   ctx: NodeContext,
   check: OutputCheck<O, S> | undefined,
   checkItems: ItemChecks<O, S> | undefined,
-): Promise<O | undefined> {
+): Promise<{ readonly kept: O | undefined; readonly quarantined: Quarantined }> {
+  const quarantined: { output: unknown; reasons: Reasons }[] = [];
+  const setAside = (value: unknown, reasons: Reasons) => {
+    ctx.quarantine(value, reasons);
+    quarantined.push({ output: value, reasons });
+  };
   let kept = output;
   for (const [field, fn] of Object.entries(checkItems ?? {})) {
     const list = (kept as Record<string, unknown>)[field];
     if (!Array.isArray(list) || typeof fn !== 'function') continue;
     const passed: unknown[] = [];
     for (const [index, item] of list.entries()) {
-      const reasons = await fn(item, state, index);
-      if (reasons.length > 0) ctx.quarantine(item, reasons);
+      const reasons = await fn(item, state, index, ctx);
+      if (reasons.length > 0) setAside(item, reasons);
       else passed.push(item);
     }
     kept = { ...kept, [field]: passed };
   }
   if (check) {
-    const reasons = await check(kept, state);
+    const reasons = await check(kept, state, ctx);
     if (reasons.length > 0) {
-      ctx.quarantine(kept, reasons);
-      return undefined;
+      setAside(kept, reasons);
+      return { kept: undefined, quarantined };
     }
   }
-  return kept;
+  return { kept, quarantined };
 }

@@ -6,9 +6,9 @@ export type { AgentOptions, EffectToolCall, EffectToolOptions } from './agent.js
 export { agent, effectTool } from './agent.js';
 export type { Cassette, CassetteEntry } from './cassette.js';
 export { normalizeRequest, recordModel, replayModel, requestKey } from './cassette.js';
-export type { ItemChecks, ListKeys, OutputCheck, Reasons } from './checks.js';
+export type { ItemChecks, ListKeys, OutputCheck, Quarantined, Reasons } from './checks.js';
 export type { NodeLimits, Price, PriceTable } from './meter.js';
-export type { ModelNode, ModelOptions } from './model-node.js';
+export type { ModelCall, ModelNode, ModelOptions } from './model-node.js';
 export { model } from './model-node.js';
 export type { Env, ImportModule, ResolveOptions } from './providers.js';
 export {

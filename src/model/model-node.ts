@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { WaymarkError } from '../error/waymark-error.js';
 import { markKind } from '../graph/kinds.js';
 import type { NodeContext, NodeFn } from '../graph/types.js';
-import { applyChecks, type ItemChecks, type OutputCheck } from './checks.js';
+import { applyChecks, type ItemChecks, type OutputCheck, type Quarantined } from './checks.js';
 import { converse } from './converse.js';
 import { Meter, type PriceTable } from './meter.js';
 import { modelName, type ResolveOptions, resolveModel } from './providers.js';
@@ -25,8 +25,15 @@ export interface ModelOptions<S, O> {
   readonly check?: OutputCheck<O, S>;
   /** Reasons per item of the output's list fields; failing items are quarantined one by one. */
   readonly checkItems?: ItemChecks<O, S>;
-  /** Turns the checked output into the update; by default the output is the update. */
-  readonly update?: (output: O, state: Readonly<S>) => Partial<NoInfer<S>> | undefined;
+  /**
+   * Turns the checked output into the update; by default the output is the update. `call` says
+   * which model answered and what the checks set aside (to count it, or to note it in state).
+   */
+  readonly update?: (
+    output: O,
+    state: Readonly<S>,
+    call: ModelCall,
+  ) => Partial<NoInfer<S>> | undefined;
   /** Most input + output tokens over all the node's calls in one attempt. */
   readonly maxTokens?: number;
   /** Most cost (US dollars) over all the node's calls in one attempt; needs a price for its model. */
@@ -118,7 +125,24 @@ export async function runModelNode<S, O>(
     maxOutputTokens: options.maxOutputTokens,
     temperature: options.temperature,
   });
-  const kept = await applyChecks(output, state, ctx, options.check, options.checkItems);
+  const { kept, quarantined } = await applyChecks(
+    output,
+    state,
+    ctx,
+    options.check,
+    options.checkItems,
+  );
   if (kept === undefined) return undefined;
-  return options.update ? options.update(kept, state) : (kept as Partial<S>);
+  return options.update
+    ? options.update(kept, state, { ctx, model: name, quarantined })
+    : (kept as Partial<S>);
+}
+
+/** What a model node's `update` learns about the call besides the output. */
+export interface ModelCall {
+  readonly ctx: NodeContext;
+  /** The model that answered, as `provider:model-id` (the run's `--model` when one was given). */
+  readonly model: string;
+  /** What `checkItems` and `check` set aside into the run's quarantine, in order. */
+  readonly quarantined: Quarantined;
 }

@@ -144,3 +144,36 @@ describe('a whole-output check', () => {
     expect(result.quarantine).toHaveLength(2);
   });
 });
+
+describe("a model node's update", () => {
+  it('learns which model answered and what the checks set aside, so it can count it in state', async () => {
+    const Counted = State.extend({ reported: z.number().default(0), by: z.string().default('') });
+    const g = graph('audit', { state: Counted })
+      .node(
+        'audit',
+        model({
+          model: scriptedModel([{ object: proposed }], { modelId: 'auditor' }),
+          prompt: () => 'Audit these files.',
+          output: z.object({ findings: z.array(Finding), summary: z.string() }),
+          checkItems: {
+            findings: (f, s, _i, ctx) => (ctx.node === 'audit' ? findingReasons(f, s) : ['?']),
+          },
+          update: (output, _s, call) => ({
+            findings: output.findings,
+            reported: output.findings.length + call.quarantined.length,
+            by: call.model,
+          }),
+        }),
+        { writes: ['findings', 'reported', 'by'] },
+      )
+      .edge('audit', END)
+      .entry('audit')
+      .compile();
+
+    const result = await run(g, { files: { 'src/auth.ts': source } });
+
+    expect(result.state.findings).toHaveLength(1);
+    expect(result.state.reported).toBe(3);
+    expect(result.state.by).toBe('scripted:auditor');
+  });
+});
