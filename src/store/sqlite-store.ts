@@ -65,8 +65,11 @@ const statements = {
     ON CONFLICT (id) DO NOTHING`,
   getRun: 'SELECT * FROM runs WHERE id = ?',
   // The WHERE on seq is the fence: of two connections committing the same seq, one changes a row.
+  // A row whose status is not one of the contract's is damaged: it matches nothing here, so the
+  // commit reads the row and reports it (STORE_CORRUPT) instead of writing over it.
   advanceRun: `UPDATE runs SET seq = @seq, status = @status, error = @error, updated_at = @at
-    WHERE id = @runId AND seq = @seq - 1`,
+    WHERE id = @runId AND seq = @seq - 1
+      AND status IN ('running', 'waiting', 'succeeded', 'failed', 'cancelled', 'timed_out')`,
   insertEvent: 'INSERT INTO events (run_id, seq, at, event, trace) VALUES (?, ?, ?, ?, ?)',
   insertSnapshot: 'INSERT INTO snapshots (run_id, seq, data) VALUES (?, ?, ?)',
   // Between the first snapshot and the newest, none is ever read again: keep storage linear.
@@ -205,9 +208,9 @@ export class SqliteStore implements Store {
 
   async commit(runId: string, commit: Commit): Promise<void> {
     this.#write(() => {
-      const run = this.#existing(runId);
+      // The fenced UPDATE alone decides: the run row is read only to explain a refusal, which
+      // saves a statement on every step of every durable run.
       const advanced =
-        commit.seq === run.seq + 1 &&
         this.#sql.advanceRun.run({
           runId,
           seq: commit.seq,
@@ -215,7 +218,8 @@ export class SqliteStore implements Store {
           error: commit.error,
           at: commit.at,
         }).changes === 1;
-      if (!advanced) throw conflict(runId, run.seq, commit.seq);
+      if (!advanced) throw conflict(runId, this.#existing(runId).seq, commit.seq);
+      const run = { seq: commit.seq - 1 };
       try {
         this.#sql.insertEvent.run(runId, commit.seq, commit.at, commit.event, commit.trace);
         if (commit.snapshot !== null) {
