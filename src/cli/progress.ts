@@ -1,5 +1,5 @@
 import ora, { type Ora } from 'ora';
-import type { AttemptStart } from '../runtime/run-types.js';
+import type { AttemptStart, RunResult } from '../runtime/run-types.js';
 import type { TraceEntry } from '../runtime/trace.js';
 import type { Io } from './io.js';
 
@@ -93,4 +93,23 @@ function tokens(entry: TraceEntry): string {
   if (usage.costUsd !== undefined) parts.push(`$${usage.costUsd.toFixed(4)}`);
   if (usage.model !== undefined) parts.push(usage.model);
   return `, ${parts.join(', ')}`;
+}
+
+/** The run options a command passes on so its run shows live progress. */
+export type LiveOptions = Pick<ProgressHooks, 'onAttemptStart' | 'onTraceEntry'>;
+
+/**
+ * Runs a call that moves a run (run, resume, rewind) with live progress, and stops the spinner
+ * whatever happens: the caller reports the result.
+ */
+export async function withProgress(
+  io: Io,
+  move: (live: LiveOptions) => Promise<RunResult>,
+): Promise<RunResult> {
+  const hooks = progress(io);
+  try {
+    return await move({ onAttemptStart: hooks.onAttemptStart, onTraceEntry: hooks.onTraceEntry });
+  } finally {
+    hooks.stop();
+  }
 }

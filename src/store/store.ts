@@ -15,14 +15,18 @@
 /** The on-disk format of runs, snapshots and events; bumped on any incompatible change. */
 export const storeFormatVersion = 1;
 
-/** A run's status as stored; the same values as the runtime's `RunStatus`. */
-export type StoredStatus =
-  | 'running'
-  | 'waiting'
-  | 'succeeded'
-  | 'failed'
-  | 'cancelled'
-  | 'timed_out';
+/** Every status a run can have, as stored; the same values as the runtime's `RunStatus`. */
+export const storedStatuses = [
+  'running',
+  'waiting',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'timed_out',
+] as const;
+
+/** A run's status as stored. */
+export type StoredStatus = (typeof storedStatuses)[number];
 
 /** One run's row. */
 export interface RunRecord {

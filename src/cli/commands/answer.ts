@@ -7,7 +7,7 @@ import type { SqliteStore } from '../../store/sqlite-store.js';
 import type { WaitRecord } from '../../store/store.js';
 import { exitCode } from '../exit.js';
 import type { Io } from '../io.js';
-import { progress } from '../progress.js';
+import { withProgress } from '../progress.js';
 import { explainResume, reportRun, waitView } from '../report.js';
 import { graphOfRun, parseJson, withStore } from '../session.js';
 
@@ -113,17 +113,8 @@ async function answerAndContinue(
       return exitCode.succeeded;
     }
     await explainResume(out, store, graph, runId);
-    const hooks = progress(out);
-    try {
-      const result = await resume(store, graph, runId, {
-        onAttemptStart: hooks.onAttemptStart,
-        onTraceEntry: hooks.onTraceEntry,
-      });
-      hooks.stop();
-      return reportRun(out, store, result);
-    } finally {
-      hooks.stop();
-    }
+    const result = await withProgress(out, (live) => resume(store, graph, runId, live));
+    return reportRun(out, store, result);
   });
 }
 

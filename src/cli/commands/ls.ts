@@ -1,18 +1,11 @@
 import type { Command } from 'commander';
 import { WaymarkError } from '../../error/waymark-error.js';
-import type { StoredStatus } from '../../store/store.js';
+import { type StoredStatus, storedStatuses } from '../../store/store.js';
 import { exitCode } from '../exit.js';
 import type { Io } from '../io.js';
 import { withStore } from '../session.js';
 
-const statuses: readonly StoredStatus[] = [
-  'running',
-  'waiting',
-  'succeeded',
-  'failed',
-  'cancelled',
-  'timed_out',
-];
+const statuses: readonly StoredStatus[] = storedStatuses;
 
 export function lsCommand(program: Command, io: () => Io, done: (code: number) => void) {
   program

@@ -3,7 +3,7 @@ import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import { rewind } from '../../runtime/rewind.js';
 import type { Io } from '../io.js';
-import { progress } from '../progress.js';
+import { withProgress } from '../progress.js';
 import { reportRun } from '../report.js';
 import { graphOfRun, withStore } from '../session.js';
 
@@ -40,21 +40,17 @@ Example:
       done(
         await withStore(out, async (store) => {
           const graph = await graphOfRun(store, runId, flags.graph);
-          const hooks = progress(out);
-          try {
-            const result = await rewind(store, graph, runId, {
+          const update = flags.note === undefined ? undefined : noteUpdate(graph, flags);
+          out.line(`rewinding ${runId} to ${flags.to}, as a new run`);
+          const result = await withProgress(out, (live) =>
+            rewind(store, graph, runId, {
               to: flags.to,
               ...(flags.runId !== undefined && { runId: flags.runId }),
-              ...(flags.note !== undefined && { update: noteUpdate(graph, flags) }),
-              onAttemptStart: hooks.onAttemptStart,
-              onTraceEntry: hooks.onTraceEntry,
-            });
-            hooks.stop();
-            out.line(`rewound ${runId} to ${flags.to} as a new run`);
-            return reportRun(out, store, result);
-          } finally {
-            hooks.stop();
-          }
+              ...(update !== undefined && { update }),
+              ...live,
+            }),
+          );
+          return reportRun(out, store, result);
         }),
       );
     });

@@ -7,7 +7,7 @@ import { resume } from '../../runtime/resume.js';
 import { run } from '../../runtime/run.js';
 import type { Io } from '../io.js';
 import { loadGraph } from '../load-graph.js';
-import { progress } from '../progress.js';
+import { withProgress } from '../progress.js';
 import { explainResume, reportRun } from '../report.js';
 import { graphFileLabel, graphOfRun, parseJson, withStore } from '../session.js';
 
@@ -56,23 +56,18 @@ Exit code: 0 succeeded, 3 waiting for an answer, 1 failed, timed out or cancelle
       announceModels(out, graph, flags.model);
       done(
         await withStore(out, async (store) => {
-          const hooks = progress(out);
-          try {
-            const result = await run(graph, input as never, {
+          const result = await withProgress(out, (live) =>
+            run(graph, input as never, {
               store,
               ...(flags.runId !== undefined && { runId: flags.runId }),
               ...(flags.reuse !== undefined && { reuseFrom: flags.reuse }),
               ...(flags.model !== undefined && { model: flags.model }),
               ...(budget !== undefined && { budget }),
               labels: { [graphFileLabel]: path },
-              onAttemptStart: hooks.onAttemptStart,
-              onTraceEntry: hooks.onTraceEntry,
-            });
-            hooks.stop();
-            return reportRun(out, store, result);
-          } finally {
-            hooks.stop();
-          }
+              ...live,
+            }),
+          );
+          return reportRun(out, store, result);
         }),
       );
     });
@@ -96,17 +91,8 @@ Example:
         await withStore(out, async (store) => {
           const graph = await graphOfRun(store, runId, flags.graph);
           await explainResume(out, store, graph, runId);
-          const hooks = progress(out);
-          try {
-            const result = await resume(store, graph, runId, {
-              onAttemptStart: hooks.onAttemptStart,
-              onTraceEntry: hooks.onTraceEntry,
-            });
-            hooks.stop();
-            return reportRun(out, store, result);
-          } finally {
-            hooks.stop();
-          }
+          const result = await withProgress(out, (live) => resume(store, graph, runId, live));
+          return reportRun(out, store, result);
         }),
       );
     });

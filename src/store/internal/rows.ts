@@ -7,6 +7,7 @@ import type {
   StoredStatus,
   WaitRecord,
 } from '../store.js';
+import { storedStatuses } from '../store.js';
 
 // A database row as the driver hands it over: nothing about its types is known until checked.
 // Rows can be damaged by a disk, a hand edit or another program, so every column is checked
@@ -23,14 +24,7 @@ export interface RowRef {
   readonly key?: string | number;
 }
 
-const statuses: ReadonlySet<string> = new Set<StoredStatus>([
-  'running',
-  'waiting',
-  'succeeded',
-  'failed',
-  'cancelled',
-  'timed_out',
-]);
+const statuses: ReadonlySet<string> = new Set<StoredStatus>(storedStatuses);
 
 /**
  * The error for stored data of one run that cannot be read; only that run's calls fail with it.
