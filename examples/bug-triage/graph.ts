@@ -4,22 +4,8 @@ import { join, resolve, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import {
-  all,
-  append,
-  type ExecResult,
-  graph,
-  type NodeFn,
-  permanentError,
-  person,
-} from '../../src/index.js';
-import {
-  type ModelNode,
-  type ModelRef,
-  model,
-  modelName,
-  type PriceTable,
-} from '../../src/model/index.js';
+import { all, append, type ExecResult, graph, permanentError, person } from '../../src/index.js';
+import { type ModelCall, type ModelRef, model, type PriceTable } from '../../src/model/index.js';
 import { type BugId, bugIds, bugs } from './bugs.js';
 import {
   Changes,
@@ -151,17 +137,10 @@ export const prices: PriceTable = {
 };
 
 /**
- * A model node whose log lines end with the model that answered: the run's (`--model`), or the
+ * A model node's log line, ending with the model that answered: the run's (`--model`), or the
  * node's own, so a scripted answer is never taken for a model's.
  */
-function signed(node: ModelNode<State>, own: ModelRef): NodeFn<State> {
-  return async (s, ctx) => {
-    const update = await node(s, ctx);
-    if (update === undefined) return undefined;
-    const by = ctx.model ?? modelName(own);
-    return { ...update, log: (update.log ?? []).map((line) => `${line} [model ${by}]`) };
-  };
-}
+const signed = (line: string, call: ModelCall) => `${line} [model ${call.model}]`;
 
 /** A model may name any path; a change is written only inside the scratch workspace. */
 function inside(workspace: string, path: string): string {
@@ -192,10 +171,10 @@ export function bugTriage(models: Models = {}) {
     output: Triage,
     // A suspect that is not a file of the project is set aside in the run's quarantine.
     checkItems: { suspects: (path) => (fixtureFiles.includes(path) ? [] : ['file-not-found']) },
-    update: (t, s) => ({
+    update: (t, s, call) => ({
       component: t.component,
       suspects: [...t.suspects],
-      log: [`triage: "${bugs[s.bug].title}" is in ${t.component}: ${t.summary}`],
+      log: [signed(`triage: "${bugs[s.bug].title}" is in ${t.component}: ${t.summary}`, call)],
     }),
     temperature: 0,
     prices,
@@ -205,9 +184,9 @@ export function bugTriage(models: Models = {}) {
     system: fixSystem,
     prompt: (s) => prompt('Fix this bug.', fixInput(s)),
     output: Changes,
-    update: ({ files }) => ({
+    update: ({ files }, _s, call) => ({
       fix: [...files],
-      log: [`fix-code: changed ${files.map((f) => f.path).join(', ')}`],
+      log: [signed(`fix-code: changed ${files.map((f) => f.path).join(', ')}`, call)],
     }),
     temperature: 0,
     prices,
@@ -217,17 +196,16 @@ export function bugTriage(models: Models = {}) {
     system: testsSystem,
     prompt: (s) => prompt('Write a regression test for this bug.', fixInput(s)),
     output: Changes,
-    update: ({ files }) => ({
+    update: ({ files }, _s, call) => ({
       tests: [...files],
-      log: [`update-tests: added ${files.map((f) => f.path).join(', ')}`],
+      log: [signed(`update-tests: added ${files.map((f) => f.path).join(', ')}`, call)],
     }),
     temperature: 0,
     prices,
   });
 
   return graph('bug-triage', { state: State, version: 1, reducers: { log: append } })
-    .node('triage', signed(triage, triageModel), {
-      kind: 'model',
+    .node('triage', triage, {
       reads: ['bug'],
       writes: ['component', 'suspects', 'log'],
       retry: { attempts: 3, backoffMs: 1000 },
@@ -290,14 +268,12 @@ export function bugTriage(models: Models = {}) {
       reads: ['suspects'],
       writes: ['log'],
     })
-    .node('fix-code', signed(fixCode, fixModel), {
-      kind: 'model',
+    .node('fix-code', fixCode, {
       reads: ['bug', 'component', 'suspects', 'repro'],
       writes: ['fix', 'log'],
       retry: { attempts: 3, backoffMs: 1000 },
     })
-    .node('update-tests', signed(updateTests, testsModel), {
-      kind: 'model',
+    .node('update-tests', updateTests, {
       reads: ['bug', 'component', 'suspects', 'repro'],
       writes: ['tests', 'log'],
       retry: { attempts: 3, backoffMs: 1000 },

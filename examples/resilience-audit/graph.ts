@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { append, graph, type NodeFn, WaymarkError } from '../../src/index.js';
-import { type ModelRef, model, modelName, type PriceTable } from '../../src/model/index.js';
+import { type ModelRef, model, type PriceTable } from '../../src/model/index.js';
 import { problemsOf, roundRobin, withIds } from './checks.js';
 import { readSource } from './corpus.js';
 import { auditorSystem, numbered, prompt, verifierSystem, writerSystem } from './prompts.js';
@@ -127,38 +127,38 @@ export function resilienceAudit(models: Models = {}) {
   const verifierModel = models.verifier ?? own;
   const writerModel = models.writer ?? own;
 
-  /** One auditor per file: an unreadable file is a gap, not a file with no findings. */
-  const audit: NodeFn<AuditState> = (s, ctx) => {
-    const file = String(ctx.item);
-    const source = readSource(file);
-    // Reported as a gap, not as a file with no findings: "clean" needs someone to have read it.
-    if (source === undefined) {
-      return { coverage: [{ file, status: 'unreadable', findings: 0, detail: 'file-not-found' }] };
-    }
-    // The check sees every finding; the update only those that passed, so the check counts
-    // what was reported. A node per attempt, so the count is this attempt's.
-    let reported = 0;
-    const auditor = model<AuditState, AuditorOutput>({
-      model: auditorModel,
-      system: auditorSystem,
-      prompt: () => prompt('Audit this file.', { file, source: numbered(source) }),
-      output: AuditorOutput,
-      // Uncitable findings go to the run's quarantine with their reasons, never into state.
-      checkItems: {
-        findings: (finding) => {
-          reported++;
-          return problemsOf(finding);
-        },
-      },
-      // Free text cannot smuggle a claim past the gate: remarks are kept apart, unverified.
-      update: ({ findings, remarks }) => ({
+  /** One auditor per file; the file is the branch's item. */
+  const auditor = model<AuditState, AuditorOutput>({
+    model: auditorModel,
+    system: auditorSystem,
+    prompt: (_s, ctx) => {
+      const file = String(ctx.item);
+      return prompt('Audit this file.', { file, source: numbered(readSource(file) ?? '') });
+    },
+    output: AuditorOutput,
+    // Uncitable findings go to the run's quarantine with their reasons, never into state.
+    checkItems: { findings: problemsOf },
+    // Free text cannot smuggle a claim past the gate: remarks are kept apart, unverified.
+    // Coverage counts what was reported: what passed plus what the check set aside.
+    update: ({ findings, remarks }, _s, { ctx, quarantined }) => {
+      const file = String(ctx.item);
+      const reported = findings.length + quarantined.length;
+      return {
         findings: [...findings],
         unverifiedRemarks: remarks.map((text) => ({ file, text })),
         coverage: [{ file, status: 'audited', findings: reported, detail: '' }],
-      }),
-      temperature: 0,
-      prices,
-    });
+      };
+    },
+    temperature: 0,
+    prices,
+  });
+  /** An unreadable file is a gap, not a file with no findings: no auditor is asked about it. */
+  const audit: NodeFn<AuditState> = (s, ctx) => {
+    const file = String(ctx.item);
+    // Reported as a gap, not as a file with no findings: "clean" needs someone to have read it.
+    if (readSource(file) === undefined) {
+      return { coverage: [{ file, status: 'unreadable', findings: 0, detail: 'file-not-found' }] };
+    }
     return auditor(s, ctx);
   };
 
@@ -189,7 +189,8 @@ export function resilienceAudit(models: Models = {}) {
     return verifier(s, ctx);
   };
 
-  const writer = model<AuditState, WriterOutput>({
+  /** The writer; the report ends with the model that wrote it: a scripted one says so. */
+  const synthesize = model<AuditState, WriterOutput>({
     model: writerModel,
     system: writerSystem,
     // `reads` makes `s` a view of the declared fields only (reading findings, verdicts or
@@ -199,7 +200,7 @@ export function resilienceAudit(models: Models = {}) {
       return prompt('Write the audit report.', input);
     },
     output: WriterOutput,
-    update: ({ report }, s) => {
+    update: ({ report }, s, call) => {
       const stray = strayCitations(report, s.gated);
       if (stray.length > 0) {
         throw new WaymarkError(
@@ -208,17 +209,11 @@ export function resilienceAudit(models: Models = {}) {
           { errorClass: 'check', retryable: false, details: { stray } },
         );
       }
-      return { report };
+      return { report: `${report}\n\n${byline(call.model)}` };
     },
     temperature: 0,
     prices,
   });
-  /** The report, with the model that wrote it: a scripted one says so. */
-  const synthesize: NodeFn<AuditState> = async (s, ctx) => {
-    const update = await writer(s, ctx);
-    if (update?.report === undefined) return update;
-    return { report: `${update.report}\n\n${byline(ctx.model ?? modelName(writerModel))}` };
-  };
 
   return graph('resilience-audit', {
     state: State,
@@ -231,6 +226,7 @@ export function resilienceAudit(models: Models = {}) {
       { reads: ['files', 'faults'], writes: ['targets'] },
     )
     .node('audit', audit, {
+      // A wrapper around the auditor (for the unreadable file), so the kind is said here.
       kind: 'model',
       reads: [],
       writes: ['findings', 'unverifiedRemarks', 'coverage'],
@@ -271,6 +267,7 @@ export function resilienceAudit(models: Models = {}) {
       { reads: ['checked', 'budget', 'canary'], writes: ['selected'] },
     )
     .node('verify', verify, {
+      // A wrapper around the verifier (for the faults), so the kind is said here.
       kind: 'model',
       reads: ['faults'],
       writes: ['checks'],
@@ -343,7 +340,6 @@ export function resilienceAudit(models: Models = {}) {
       },
     )
     .node('synthesize', synthesize, {
-      kind: 'model',
       reads: synthesisReads,
       writes: ['report'],
       terminal: true,
