@@ -232,11 +232,17 @@ export class Driver {
       (event.type === 'completed' || event.type === 'failed') && event.activation === activation.id
         ? event.usage
         : undefined;
-    this.#appendEntry(activation, startedAt, outcome.status, outcome.retrying, outcome.error, {
-      reused,
-      ...(usage !== undefined && { usage }),
-      ...(turns !== undefined && { turns }),
-    });
+    // Most steps report nothing besides their update: no extras object for them.
+    const extra =
+      reused || usage !== undefined || turns !== undefined ? { reused, usage, turns } : undefined;
+    this.#appendEntry(
+      activation,
+      startedAt,
+      outcome.status,
+      outcome.retrying,
+      outcome.error,
+      extra,
+    );
   }
 
   #append(entry: TraceEntry): void {
@@ -262,13 +268,13 @@ export class Driver {
     status: TraceEntry['status'],
     retried: boolean,
     error: ErrorValue | undefined,
-    extra: {
-      readonly reused?: boolean;
-      readonly usage?: Usage;
-      readonly turns?: readonly TurnRecord[];
-    } = {},
+    extra?: {
+      readonly reused: boolean;
+      readonly usage: Usage | undefined;
+      readonly turns: readonly TurnRecord[] | undefined;
+    },
   ): void {
-    const entry: TraceEntry = {
+    const entry: { -readonly [K in keyof TraceEntry]: TraceEntry[K] } = {
       node: activation.node,
       activation: activation.id,
       parent: activation.parent,
@@ -277,10 +283,12 @@ export class Driver {
       durationMs: this.#clock.now() - startedAt,
       status,
       retried,
-      ...(extra.reused === true && { reused: true as const }),
-      ...(extra.usage !== undefined && { usage: extra.usage }),
-      ...(extra.turns !== undefined && { turns: extra.turns }),
     };
+    if (extra !== undefined) {
+      if (extra.reused) entry.reused = true;
+      if (extra.usage !== undefined) entry.usage = extra.usage;
+      if (extra.turns !== undefined) entry.turns = extra.turns;
+    }
     this.#append(
       error === undefined
         ? entry
