@@ -13,7 +13,11 @@ import { traceOf } from './trace.js';
 import { waitEvents } from './waits.js';
 
 /** Options of {@link resume}: those of a run, except what was fixed when it started. */
-export type ResumeOptions = Omit<RunOptions, 'runId' | 'store' | 'maxSteps' | 'reuseFrom'>;
+// The run's model, budget and labels were fixed when it started, like maxSteps: a resume keeps them.
+export type ResumeOptions = Omit<
+  RunOptions,
+  'runId' | 'store' | 'maxSteps' | 'reuseFrom' | 'model' | 'budget' | 'labels'
+>;
 
 /**
  * Continues a stored run that failed, timed out, waits for a person (its answers recorded with

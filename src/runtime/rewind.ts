@@ -22,6 +22,8 @@ export interface RewindOptions extends ResumeOptions {
   readonly update?: Readonly<Record<string, unknown>>;
   /** The new run's id; a fresh UUID when absent. */
   readonly runId?: string;
+  /** The new run's labels; by default the earlier run's. */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /**
