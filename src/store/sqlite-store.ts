@@ -42,6 +42,11 @@ export interface SqliteStoreOptions {
    * also survives power loss, at a cost per commit (see docs/stores.md).
    */
   readonly synchronous?: 'normal' | 'full';
+  /**
+   * How long a statement waits for another connection's write lock before the call fails with
+   * `STORE_UNAVAILABLE` (retryable). Default 5,000 ms.
+   */
+  readonly busyTimeoutMs?: number;
 }
 
 /** The SQLite settings in force on a store's connection, as SQLite reports them. */
@@ -151,10 +156,18 @@ export class SqliteStore implements Store {
         { retryable: false },
       );
     }
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
+    if (!(Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0)) {
+      throw new WaymarkError(
+        'OPTIONS_INVALID',
+        `busyTimeoutMs must be a whole number >= 0, not ${JSON.stringify(busyTimeoutMs)}`,
+        { retryable: false },
+      );
+    }
     const path = options.path ?? defaultSqlitePath;
     this.path = path === ':memory:' ? path : resolve(path);
     if (this.path !== ':memory:') mkdirSync(dirname(this.path), { recursive: true });
-    const db = new Database(this.path);
+    const db = new Database(this.path, { timeout: busyTimeoutMs });
     try {
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
@@ -390,7 +403,11 @@ export class SqliteStore implements Store {
   }
 
   #transaction<T>(begin: Database.Statement, fn: () => T): T {
-    begin.run();
+    try {
+      begin.run();
+    } catch (error) {
+      throw unavailable(this.path, error);
+    }
     try {
       const result = fn();
       this.#sql.commit.run();
@@ -398,7 +415,7 @@ export class SqliteStore implements Store {
     } catch (error) {
       // SQLite may have rolled back already (SQLITE_FULL, SQLITE_IOERR); then there is nothing to undo.
       if (this.#db.inTransaction) this.#sql.rollback.run();
-      throw error;
+      throw unavailable(this.path, error);
     }
   }
 
@@ -456,6 +473,26 @@ function conflict(runId: string, current: unknown, attempted: number): WaymarkEr
 }
 
 /** A file SQLite cannot open as a database is reported as corrupt; other errors pass through. */
+// SQLite result codes that say the database cannot be used right now, not that a row is bad.
+const unusable = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|PERM)/;
+
+/**
+ * A driver error that means the store cannot be reached (locked by another writer past the busy
+ * timeout, disk full, read-only, I/O error) as STORE_UNAVAILABLE; anything else as it is.
+ * Nothing was written: the transaction rolled back.
+ */
+function unavailable(path: string, error: unknown): unknown {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string' || !unusable.test(code)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new WaymarkError('STORE_UNAVAILABLE', `${path}: ${message} (${code})`, {
+    // Another writer's lock passes; a full disk or a read-only file does not, by itself.
+    retryable: code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'),
+    details: { path, sqlite: code },
+    cause: error,
+  });
+}
+
 function unreadableFile(path: string, error: unknown): unknown {
   const code = (error as { code?: unknown }).code;
   if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') return error;

@@ -128,6 +128,37 @@ describe('SqliteStore on a file', () => {
     }, 60_000);
   });
 
+  describe('a store that cannot be used right now', () => {
+    it('a commit that waits past busyTimeoutMs for another writer fails with STORE_UNAVAILABLE, retryable, writing nothing', async () => {
+      const store = new SqliteStore({ path, busyTimeoutMs: 50 });
+      opened.push(store);
+      await store.createRun(newRun('r1'));
+      const other = raw();
+      other.prepare('BEGIN IMMEDIATE').run();
+
+      const refused = await store.commit('r1', step(1)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+
+      expect(refused).toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        retryable: true,
+        details: { sqlite: 'SQLITE_BUSY' },
+      });
+      other.prepare('ROLLBACK').run();
+      expect((await store.getRun('r1'))?.seq).toBe(0);
+      await store.commit('r1', step(1));
+      expect((await store.getRun('r1'))?.seq).toBe(1);
+    });
+
+    it('rejects a busyTimeoutMs that is not a whole number >= 0 with OPTIONS_INVALID', () => {
+      expect(() => new SqliteStore({ path, busyTimeoutMs: -1 })).toThrow(
+        expect.objectContaining({ code: 'OPTIONS_INVALID' }),
+      );
+    });
+  });
+
   describe('atomic writes', () => {
     it('a commit that fails halfway leaves nothing of it behind', async () => {
       const store = open();
