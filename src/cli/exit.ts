@@ -50,8 +50,7 @@ const hints: Partial<Record<ErrorCode, string>> = {
   STORE_CORRUPT: 'only this run is affected; every other run in the database still loads',
   STORE_VERSION_UNSUPPORTED: 'a newer waymark wrote this; upgrade waymark to read it',
   STORE_CONFLICT: 'another process moved this run at the same time; try again',
-  STORE_UNAVAILABLE:
-    'another process holds the database, or the disk is full or read-only; nothing was written, try again',
+  STORE_UNAVAILABLE: 'nothing was written; if another process held the database, try again',
   OPTIONS_INVALID: 'see `waymark <command> --help`',
 };
 

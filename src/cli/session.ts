@@ -1,15 +1,33 @@
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import { SqliteStore } from '../store/sqlite-store.js';
+import type { SqliteStore } from '../store/sqlite-store.js';
 import type { Io } from './io.js';
 import { loadGraph } from './load-graph.js';
 
 /** The label under which the CLI records a run's graph file, so later commands find it. */
 export const graphFileLabel = 'graphFile';
 
-/** Opens the database named by --db (created with its directory when missing). */
-export function openStore(io: Io): SqliteStore {
-  return new SqliteStore({ path: io.flags.db });
+/**
+ * Opens the database named by --db (created with its directory when missing). The SQLite store
+ * is loaded here, not at startup: better-sqlite3 is an optional peer dependency, and `validate`
+ * and `graph` work without it.
+ */
+export async function openStore(io: Io): Promise<SqliteStore> {
+  let sqlite: typeof import('../store/sqlite-store.js');
+  try {
+    sqlite = await import('../store/sqlite-store.js');
+  } catch (cause) {
+    const missing =
+      (cause as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' &&
+      String((cause as Error).message).includes('better-sqlite3');
+    if (!missing) throw cause;
+    throw new WaymarkError(
+      'STORE_UNAVAILABLE',
+      'the waymark command keeps runs in SQLite, and better-sqlite3 is not installed: npm install better-sqlite3@12',
+      { retryable: false, cause },
+    );
+  }
+  return new sqlite.SqliteStore({ path: io.flags.db });
 }
 
 /**
@@ -53,7 +71,7 @@ function labelsOf(json: string | null): Record<string, string> {
 
 /** Runs `use` with the store open, and closes it whatever happens. */
 export async function withStore<T>(io: Io, use: (store: SqliteStore) => Promise<T>): Promise<T> {
-  const store = openStore(io);
+  const store = await openStore(io);
   try {
     return await use(store);
   } finally {
