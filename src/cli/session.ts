@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { SqliteStore } from '../store/sqlite-store.js';
@@ -67,6 +69,24 @@ function labelsOf(json: string | null): Record<string, string> {
   } catch {
     return {};
   }
+}
+
+/**
+ * Like {@link withStore}, for a command about an existing run: with no database file there is
+ * no such run, and none is created just to say so.
+ */
+export async function withRunStore<T>(
+  io: Io,
+  runId: string,
+  use: (store: SqliteStore) => Promise<T>,
+): Promise<T> {
+  const path = resolve(io.flags.db);
+  if (io.flags.db !== ':memory:' && !existsSync(path)) {
+    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}": no database at ${path}`, {
+      retryable: false,
+    });
+  }
+  return withStore(io, use);
 }
 
 /** Runs `use` with the store open, and closes it whatever happens. */

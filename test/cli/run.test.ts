@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 // `waymark run` and `waymark resume`: starting a run, the input it takes, the files it refuses,
 // and continuing a run that failed.
 import { describe, expect, it } from 'vitest';
@@ -213,9 +214,20 @@ describe.concurrent('waymark resume', { timeout: testTimeoutMs }, () => {
 
   it('refuses an unknown run id: RUN_NOT_FOUND, exit 2, and --json says the same', async () => {
     const box = sandbox();
+    expectExit(await box.waymark(['ls']), 0); // the database exists, without that run
     const out = await box.waymark(['resume', 'nope']);
     expectError(out, 'RUN_NOT_FOUND');
     expect(out.errLines[0]).toBe(`error RUN_NOT_FOUND: there is no run "nope" in ${box.db}`);
     expect(out.errLines[1]).toContain('waymark ls');
+  });
+
+  it('refuses a run id when there is no database at all, and does not create one to say so', async () => {
+    const box = sandbox();
+    const out = await box.waymark(['show', 'nope']);
+    expectError(out, 'RUN_NOT_FOUND');
+    expect(out.errLines[0]).toBe(
+      `error RUN_NOT_FOUND: there is no run "nope": no database at ${box.db}`,
+    );
+    expect(existsSync(box.db)).toBe(false);
   });
 });

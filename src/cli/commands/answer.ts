@@ -9,7 +9,7 @@ import { exitCode } from '../exit.js';
 import type { Io } from '../io.js';
 import { withProgress } from '../progress.js';
 import { explainResume, reportRun, waitView } from '../report.js';
-import { graphOfRun, parseJson, withStore } from '../session.js';
+import { graphOfRun, parseJson, withRunStore } from '../session.js';
 
 interface AnswerFlags {
   readonly request?: string;
@@ -82,7 +82,7 @@ async function answerAndContinue(
   flags: AnswerFlags,
   valueFor: (wait: WaitRecord) => unknown,
 ): Promise<number> {
-  return withStore(out, async (store) => {
+  return withRunStore(out, runId, async (store) => {
     const graph = await graphOfRun(store, runId, flags.graph);
     const wait = await pickWait(store, runId, flags.request);
     // answer() would record it, and the resume after it would then refuse: refuse first.

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { cancel } from '../../runtime/cancel.js';
 import { exitCode } from '../exit.js';
 import type { Io } from '../io.js';
-import { graphOfRun, withStore } from '../session.js';
+import { graphOfRun, withRunStore } from '../session.js';
 
 export function cancelCommand(program: Command, io: () => Io, done: (code: number) => void) {
   program
@@ -17,7 +17,7 @@ export function cancelCommand(program: Command, io: () => Io, done: (code: numbe
     )
     .action(async (runId: string, flags: { reason: string; graph?: string }) => {
       const out = io();
-      await withStore(out, async (store) => {
+      await withRunStore(out, runId, async (store) => {
         const graph = await graphOfRun(store, runId, flags.graph);
         const after = await cancel(store, graph, runId, { reason: flags.reason });
         out.json({ type: 'cancelled', runId, status: after.status });

@@ -5,7 +5,7 @@ import { inspect } from '../../runtime/inspect.js';
 import { exitCode } from '../exit.js';
 import type { Io } from '../io.js';
 import { loadGraph } from '../load-graph.js';
-import { withStore } from '../session.js';
+import { withRunStore } from '../session.js';
 
 export function graphCommand(program: Command, io: () => Io, done: (code: number) => void) {
   program
@@ -33,7 +33,7 @@ Example:
       let overlay: RunOverlay | undefined;
       if (flags.run !== undefined) {
         const runId = flags.run;
-        const view = await withStore(out, (store) => inspect(store, graph, runId));
+        const view = await withRunStore(out, runId, (store) => inspect(store, graph, runId));
         const counts: Record<string, number> = {};
         const seen = new Set<string>();
         for (const entry of view.trace.entries) {

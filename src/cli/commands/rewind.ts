@@ -5,7 +5,7 @@ import { rewind } from '../../runtime/rewind.js';
 import type { Io } from '../io.js';
 import { withProgress } from '../progress.js';
 import { reportRun } from '../report.js';
-import { graphOfRun, withStore } from '../session.js';
+import { graphOfRun, withRunStore } from '../session.js';
 
 interface RewindFlags {
   readonly to: string;
@@ -38,7 +38,7 @@ Example:
     .action(async (runId: string, flags: RewindFlags) => {
       const out = io();
       done(
-        await withStore(out, async (store) => {
+        await withRunStore(out, runId, async (store) => {
           const graph = await graphOfRun(store, runId, flags.graph);
           const update = flags.note === undefined ? undefined : noteUpdate(graph, flags);
           out.line(`rewinding ${runId} to ${flags.to}, as a new run`);

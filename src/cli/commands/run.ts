@@ -9,7 +9,7 @@ import type { Io } from '../io.js';
 import { loadGraph } from '../load-graph.js';
 import { withProgress } from '../progress.js';
 import { explainResume, reportRun } from '../report.js';
-import { graphFileLabel, graphOfRun, parseJson, withStore } from '../session.js';
+import { graphFileLabel, graphOfRun, parseJson, withRunStore, withStore } from '../session.js';
 
 interface RunFlags {
   readonly input?: string;
@@ -88,7 +88,7 @@ Example:
     .action(async (runId: string, flags: { graph?: string }) => {
       const out = io();
       done(
-        await withStore(out, async (store) => {
+        await withRunStore(out, runId, async (store) => {
           const graph = await graphOfRun(store, runId, flags.graph);
           await explainResume(out, store, graph, runId);
           const result = await withProgress(out, (live) => resume(store, graph, runId, live));

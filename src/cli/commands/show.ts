@@ -3,7 +3,7 @@ import { inspect } from '../../runtime/inspect.js';
 import { exitCode } from '../exit.js';
 import type { Io } from '../io.js';
 import { waitView } from '../report.js';
-import { graphOfRun, withStore } from '../session.js';
+import { graphOfRun, withRunStore } from '../session.js';
 
 export function showCommand(program: Command, io: () => Io, done: (code: number) => void) {
   program
@@ -14,7 +14,7 @@ export function showCommand(program: Command, io: () => Io, done: (code: number)
     .addHelpText('after', '\nExample:\n  $ waymark show 3f1c9a2e-...')
     .action(async (runId: string, flags: { graph?: string }) => {
       const out = io();
-      const view = await withStore(out, async (store) => {
+      const view = await withRunStore(out, runId, async (store) => {
         const graph = await graphOfRun(store, runId, flags.graph);
         return inspect(store, graph, runId);
       });

@@ -4,7 +4,7 @@ import { loadTrace } from '../../runtime/history.js';
 import { exitCode } from '../exit.js';
 import type { Io } from '../io.js';
 import { describeEntry } from '../progress.js';
-import { withStore } from '../session.js';
+import { withRunStore } from '../session.js';
 
 export function traceCommand(program: Command, io: () => Io, done: (code: number) => void) {
   program
@@ -14,7 +14,7 @@ export function traceCommand(program: Command, io: () => Io, done: (code: number
     .addHelpText('after', '\nExample:\n  $ waymark trace 3f1c9a2e-... --json')
     .action(async (runId: string) => {
       const out = io();
-      const trace = await withStore(out, async (store) => {
+      const trace = await withRunStore(out, runId, async (store) => {
         if ((await store.getRun(runId)) === undefined) {
           throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}" in ${store.path}`, {
             retryable: false,
