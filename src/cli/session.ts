@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
+import { labelsOf } from '../runtime/labels.js';
 import type { SqliteStore } from '../store/sqlite-store.js';
 import type { Io } from './io.js';
 import { loadGraph } from './load-graph.js';
@@ -50,7 +51,7 @@ export async function graphOfRun(
     });
   }
   if (override !== undefined) return (await loadGraph(override)).graph;
-  const file = labelsOf(run.labels)[graphFileLabel];
+  const file = labelsOf(run)[graphFileLabel];
   if (file === undefined) {
     throw new WaymarkError(
       'USAGE_INVALID',
@@ -59,16 +60,6 @@ export async function graphOfRun(
     );
   }
   return (await loadGraph(file)).graph;
-}
-
-function labelsOf(json: string | null): Record<string, string> {
-  if (json === null) return {};
-  try {
-    const labels: unknown = JSON.parse(json);
-    return typeof labels === 'object' && labels !== null ? (labels as Record<string, string>) : {};
-  } catch {
-    return {};
-  }
 }
 
 /**

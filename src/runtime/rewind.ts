@@ -8,6 +8,7 @@ import { decodeEvent, decodeSnapshot } from './codec.js';
 import { Driver } from './driver.js';
 import { deepFreeze } from './freeze.js';
 import { Journal } from './journal.js';
+import { labelsOf } from './labels.js';
 import type { ResumeOptions } from './resume.js';
 import { reuseIndex } from './reuse.js';
 import type { RunResult } from './run-types.js';
@@ -104,24 +105,13 @@ export async function rewind<S, I>(
     quarantine: [],
   };
   // The new run carries on the old one's labels (the CLI's graph file) unless told otherwise.
-  const labels = options.labels ?? inheritedLabels(record.labels);
+  const inherited = labelsOf(record);
+  const labels = options.labels ?? (Object.keys(inherited).length > 0 ? inherited : undefined);
   const journal = await Journal.create(store, start, clock, options.snapshotEvery, labels);
   const reuse = await reuseIndex(store, runId);
   const ledger = storeLedger(store, id, () => clock.now());
   const driver = new Driver(g, { ...options, store, journal, ledger, hashInputs: true, reuse });
   return driver.drive(start, [{ type: 'resumed' }]) as Promise<RunResult<S>>;
-}
-
-function inheritedLabels(json: string | null): Record<string, string> | undefined {
-  if (json === null) return undefined;
-  try {
-    const labels: unknown = JSON.parse(json);
-    return typeof labels === 'object' && labels !== null
-      ? (labels as Record<string, string>)
-      : undefined;
-  } catch {
-    return undefined; // unreadable labels are not worth failing a rewind over: the new run has none
-  }
 }
 
 function applyNote(
