@@ -60,38 +60,61 @@ export const defaultSqlitePath = '.waymark/waymark.db';
 
 const synchronousNames = ['off', 'normal', 'full', 'extra'] as const;
 
+/** The most events one run can hold: its history is keyed by (run number << 32) + seq. */
+const maxSqliteSeq = 0xffff_ffff;
+
+/** How many run numbers a store keeps in memory, so a step does not look its run up. */
+const cachedRunNumbers = 1024;
+
+/** The message the commit trigger (schema migration 3) aborts with when it refuses a commit. */
+const refusedMessage = 'waymark: commit refused';
+
+// A run row with its head, the newest row of its history that holds a status (normally its
+// last row): the columns a RunRecord is read from.
+const runColumns = `runs.id, runs.graph, runs.graph_hash, runs.graph_version, runs.state_version,
+    runs.format, runs.created_at, runs.labels,
+    head.key & 4294967295 AS seq, head.status, head.error, head.at AS updated_at
+  FROM runs LEFT JOIN events AS head ON head.key = (
+    SELECT key FROM events
+    WHERE key BETWEEN runs.num << 32 AND (runs.num << 32) + 4294967295 AND status IS NOT NULL
+    ORDER BY key DESC LIMIT 1)`;
+
 // Statements are prepared once per connection; every method runs a few of them in one
 // transaction. better-sqlite3 is synchronous, so a transaction never spans an await.
 const statements = {
-  insertRun: `INSERT INTO runs (id, graph, graph_hash, graph_version, state_version, format, status,
-      seq, created_at, updated_at, error, labels)
-    VALUES (@id, @graph, @graphHash, @graphVersion, @stateVersion, @format, @status,
-      0, @createdAt, @createdAt, NULL, @labels)
-    ON CONFLICT (id) DO NOTHING`,
-  getRun: 'SELECT * FROM runs WHERE id = ?',
-  // The WHERE on seq is the fence: of two connections committing the same seq, one changes a row.
-  // A row whose status is not one of the contract's is damaged: it matches nothing here, so the
-  // commit reads the row and reports it (STORE_CORRUPT) instead of writing over it.
-  advanceRun: `UPDATE runs SET seq = @seq, status = @status, error = @error, updated_at = @at
-    WHERE id = @runId AND seq = @seq - 1
-      AND status IN ('running', 'waiting', 'succeeded', 'failed', 'cancelled', 'timed_out')`,
-  insertEvent: 'INSERT INTO events (run_id, seq, at, event, trace) VALUES (?, ?, ?, ?, ?)',
+  // Inside the write transaction, so two processes never take the same number.
+  insertRun: `INSERT INTO runs (id, graph, graph_hash, graph_version, state_version, format,
+      created_at, labels, num)
+    VALUES (@id, @graph, @graphHash, @graphVersion, @stateVersion, @format, @createdAt, @labels,
+      (SELECT coalesce(max(num), 0) + 1 FROM runs))
+    ON CONFLICT (id) DO NOTHING
+    RETURNING num`,
+  insertHead: `INSERT INTO events (key, at, status) VALUES (@num << 32, @createdAt, @status)`,
+  getRun: `SELECT ${runColumns} WHERE runs.id = ?`,
+  runNumber: 'SELECT num FROM runs WHERE id = ?',
+  // One statement per step: the trigger behind the view moves the head and appends the event.
+  insertCommit: `INSERT INTO commits (num, seq, at, event, trace, status, error)
+    VALUES (@num, @seq, @at, @event, @trace, @status, @error)`,
   insertSnapshot: 'INSERT INTO snapshots (run_id, seq, data) VALUES (?, ?, ?)',
   // Between the first snapshot and the newest, none is ever read again: keep storage linear.
   pruneSnapshots: 'DELETE FROM snapshots WHERE run_id = ? AND seq > 0 AND seq < ?',
   latestSnapshot: 'SELECT seq, data FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
   snapshotAt:
     'SELECT seq, data FROM snapshots WHERE run_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1',
-  eventsAfter: 'SELECT seq, at, event, trace FROM events WHERE run_id = ? AND seq > ? ORDER BY seq',
-  listRuns: `SELECT * FROM runs
-    WHERE (@statuses IS NULL OR status IN (SELECT value FROM json_each(@statuses)))
-      AND (@graph IS NULL OR graph = @graph)
-    ORDER BY created_at DESC, id DESC
+  eventsAfter: `SELECT key & 4294967295 AS seq, at, event, trace FROM events
+    WHERE key > (@num << 32) + @after AND key <= (@num << 32) + 4294967295
+    ORDER BY key`,
+  listRuns: `SELECT ${runColumns}
+    WHERE (@statuses IS NULL OR head.status IN (SELECT value FROM json_each(@statuses)))
+      AND (@graph IS NULL OR runs.graph = @graph)
+    ORDER BY runs.created_at DESC, runs.id DESC
     LIMIT @limit`,
   usage: `SELECT
-      (SELECT count(*) FROM events WHERE run_id = @id) AS events,
+      (SELECT count(*) FROM events
+        WHERE key > (@num << 32) AND key <= (@num << 32) + 4294967295) AS events,
       (SELECT coalesce(sum(octet_length(event) + coalesce(octet_length(trace), 0)), 0)
-        FROM events WHERE run_id = @id) AS eventBytes,
+        FROM events
+        WHERE key > (@num << 32) AND key <= (@num << 32) + 4294967295) AS eventBytes,
       (SELECT count(*) FROM snapshots WHERE run_id = @id) AS snapshots,
       (SELECT coalesce(sum(octet_length(data)), 0) FROM snapshots WHERE run_id = @id) AS snapshotBytes`,
   insertEffect: `INSERT INTO effects (run_id, key, result, at) VALUES (@runId, @key, @result, @at)
@@ -139,6 +162,8 @@ export class SqliteStore implements Store {
   readonly path: string;
   readonly #db: Database.Database;
   readonly #sql: Statements;
+  /** Run numbers by run id, newest last: a number never changes once the run exists. */
+  readonly #numbers = new Map<string, number>();
 
   /**
    * Opens (creating if needed) the file and brings its schema up to date.
@@ -199,54 +224,53 @@ export class SqliteStore implements Store {
 
   async createRun(run: NewRun): Promise<void> {
     this.#write(() => {
-      const inserted = this.#sql.insertRun.run({
+      const inserted = this.#sql.insertRun.get({
         id: run.id,
         graph: run.graph,
         graphHash: run.graphHash,
         graphVersion: run.graphVersion,
         stateVersion: run.stateVersion,
         format: storeFormatVersion,
-        status: run.status,
         createdAt: run.createdAt,
         labels: run.labels ?? null,
-      });
-      if (inserted.changes === 0) {
+      }) as { num: number } | undefined;
+      if (inserted === undefined) {
         throw new WaymarkError('RUN_EXISTS', `run "${run.id}" exists already`, {
           retryable: false,
         });
       }
+      this.#sql.insertHead.run({ num: inserted.num, createdAt: run.createdAt, status: run.status });
       this.#sql.insertSnapshot.run(run.id, 0, run.snapshot);
     });
   }
 
   async commit(runId: string, commit: Commit): Promise<void> {
-    this.#write(() => {
-      // The fenced UPDATE alone decides: the run row is read only to explain a refusal, which
-      // saves a statement on every step of every durable run.
-      const advanced =
-        this.#sql.advanceRun.run({
-          runId,
-          seq: commit.seq,
-          status: commit.status,
-          error: commit.error,
-          at: commit.at,
-        }).changes === 1;
-      if (!advanced) throw conflict(runId, this.#existing(runId).seq, commit.seq);
-      const run = { seq: commit.seq - 1 };
-      try {
-        this.#sql.insertEvent.run(runId, commit.seq, commit.at, commit.event, commit.trace);
-        if (commit.snapshot !== null) {
-          this.#sql.insertSnapshot.run(runId, commit.seq, commit.snapshot);
-          this.#sql.pruneSnapshots.run(runId, commit.seq);
-        }
-      } catch (error) {
-        // Rows past the run's seq can only come from damage: say so rather than leak SQLite's words.
-        if ((error as { code?: unknown }).code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') throw error;
-        throw corrupt(runId, `it already has rows at seq ${commit.seq}, past its seq ${run.seq}`, {
-          key: commit.seq,
-        });
+    if (commit.seq > maxSqliteSeq) throw tooLong(runId, commit.seq);
+    const num = this.#number(runId);
+    const row = {
+      num,
+      seq: commit.seq,
+      at: commit.at,
+      event: commit.event,
+      trace: commit.trace,
+      status: commit.status,
+      error: commit.error,
+    };
+    try {
+      // Most steps carry no snapshot: one INSERT, in its own implicit transaction.
+      if (commit.snapshot === null) {
+        this.#sql.insertCommit.run(row);
+        return;
       }
-    });
+      const snapshot = commit.snapshot;
+      this.#write(() => {
+        this.#sql.insertCommit.run(row);
+        this.#sql.insertSnapshot.run(runId, commit.seq, snapshot);
+        this.#sql.pruneSnapshots.run(runId, commit.seq);
+      });
+    } catch (error) {
+      throw this.#refused(runId, commit.seq, error);
+    }
   }
 
   async snapshotAt(runId: string, seq: number): Promise<{ seq: number; data: string } | undefined> {
@@ -277,7 +301,8 @@ export class SqliteStore implements Store {
           { table: 'snapshots', key: snapshot.seq },
         );
       }
-      return { run, snapshot, events: this.#eventsAfter(run, snapshot.seq) };
+      const events = this.#eventsAfter(run, this.#number(runId), snapshot.seq);
+      return { run, snapshot, events };
     });
   }
 
@@ -305,13 +330,15 @@ export class SqliteStore implements Store {
   }
 
   async events(runId: string, afterSeq = 0): Promise<StoredEvent[]> {
-    return this.#read(() => this.#eventsAfter(this.#existing(runId), afterSeq));
+    return this.#read(() =>
+      this.#eventsAfter(this.#existing(runId), this.#number(runId), afterSeq),
+    );
   }
 
   async usage(runId: string): Promise<RunUsage> {
     return this.#read(() => {
-      this.#existing(runId);
-      return { ...(this.#sql.usage.get({ id: runId }) as RunUsage) };
+      const num = this.#number(runId);
+      return { ...(this.#sql.usage.get({ id: runId, num }) as RunUsage) };
     });
   }
 
@@ -430,12 +457,58 @@ export class SqliteStore implements Store {
     return run;
   }
 
+  /** The run's number, which keys its events; looked up once per run and remembered. */
+  #number(runId: string): number {
+    const known = this.#numbers.get(runId);
+    if (known !== undefined) return known;
+    const row = this.#sql.runNumber.get(runId) as Row | undefined;
+    if (row === undefined) throw runNotFound(runId);
+    const num = row.num;
+    if (typeof num !== 'number' || !Number.isSafeInteger(num) || num < 1 || num >= 2 ** 31) {
+      throw corrupt(runId, `its runs row holds ${JSON.stringify(num)} in column num`, {
+        table: 'runs',
+        column: 'num',
+      });
+    }
+    if (this.#numbers.size >= cachedRunNumbers) {
+      this.#numbers.delete(this.#numbers.keys().next().value as string);
+    }
+    this.#numbers.set(runId, num);
+    return num;
+  }
+
+  /**
+   * Why a commit wrote nothing, as the contract names it: the trigger refuses a stale or
+   * out-of-order seq and a damaged head, and only damage leaves a row where the event goes.
+   */
+  #refused(runId: string, seq: number, error: unknown): unknown {
+    const code = (error as { code?: unknown }).code;
+    const refused =
+      code === 'SQLITE_CONSTRAINT_TRIGGER' && (error as Error).message === refusedMessage;
+    if (!refused && code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return unavailable(this.path, error);
+    // The trigger cleared row seq - 1 as the head before the append found its key taken.
+    if (!refused) {
+      return corrupt(runId, `it already has rows at seq ${seq}, past its seq ${seq - 1}`, {
+        table: 'events',
+        key: seq,
+      });
+    }
+    // Reading the run explains the refusal, and fails by itself if the run is gone or damaged.
+    return conflict(runId, this.#existing(runId).seq, seq);
+  }
+
   /** The events after `afterSeq`, checked to run without a gap up to the run's own seq. */
-  #eventsAfter(run: RunRecord, afterSeq: number): StoredEvent[] {
-    const events = (this.#sql.eventsAfter.all(run.id, afterSeq) as Row[]).map((row) =>
+  #eventsAfter(run: RunRecord, num: number, afterSeq: number): StoredEvent[] {
+    // Clamped so the key range cannot reach into another run's events.
+    const after = Number.isFinite(afterSeq)
+      ? Math.min(Math.floor(Math.max(0, afterSeq)), maxSqliteSeq)
+      : afterSeq > 0
+        ? maxSqliteSeq
+        : 0;
+    const events = (this.#sql.eventsAfter.all({ num, after }) as Row[]).map((row) =>
       readEvent(row, run.id),
     );
-    let expected = Math.floor(Math.max(0, afterSeq)) + 1;
+    let expected = after + 1;
     for (const event of events) {
       if (event.seq !== expected || event.seq > run.seq) {
         const why =
@@ -446,22 +519,21 @@ export class SqliteStore implements Store {
       }
       expected++;
     }
-    if (expected <= run.seq) {
-      throw corrupt(
-        run.id,
-        `its events end at seq ${expected - 1}, but the run is at seq ${run.seq}`,
-        {
-          table: 'events',
-          key: expected,
-        },
-      );
-    }
+    // The head is itself the row at the run's seq, so the events cannot end before it.
     return events;
   }
 }
 
 function runNotFound(runId: string): WaymarkError {
   return new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
+}
+
+function tooLong(runId: string, seq: number): WaymarkError {
+  return new WaymarkError(
+    'STORE_LIMIT',
+    `run "${runId}" cannot take commit ${seq}: a SQLite store holds at most ${maxSqliteSeq} events per run`,
+    { retryable: false, details: { runId, attempted: seq, limit: maxSqliteSeq } },
+  );
 }
 
 function conflict(runId: string, current: unknown, attempted: number): WaymarkError {

@@ -3,6 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/sqlite.js';
 import { buildSrc, random, root, sleep, startChild } from './harness.js';
 
 // Real processes, really killed: a child runs graphs on a SQLite file and is SIGKILLed at a
@@ -73,14 +74,16 @@ describe('crash safety with real processes', () => {
       const sqlite = new Database(db, { readonly: true });
       try {
         expect(sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
-        const runs = sqlite.prepare('SELECT id, status FROM runs ORDER BY id').all() as {
-          id: string;
-          status: string;
-        }[];
-        expect(runs).toHaveLength(total);
-        expect(runs.filter((r) => r.status !== 'succeeded')).toEqual([]);
       } finally {
         sqlite.close();
+      }
+      const store = new SqliteStore({ path: db });
+      try {
+        const runs = await store.listRuns();
+        expect(runs).toHaveLength(total);
+        expect(runs.filter((r) => r.status !== 'succeeded').map((r) => r.id)).toEqual([]);
+      } finally {
+        await store.close();
       }
 
       // Every activation of every run ran; one that ran more than once did so only because the

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/sqlite.js';
 import { buildSrc, type ChildExit, random, root, sleep, startChild } from './harness.js';
 
 // Effects under real crashes: child processes publish posts to a local HTTP receiver through
@@ -221,15 +222,16 @@ interface FinalState {
   };
 }
 
-function readStore(db: string) {
+/** What the file holds: SQLite's own check, each run's status (as the store reads it), the ledger. */
+async function readStore(db: string) {
   const sqlite = new Database(db, { readonly: true });
+  const store = new SqliteStore({ path: db });
   try {
     return {
       integrity: sqlite.pragma('integrity_check', { simple: true }),
-      runs: sqlite.prepare('SELECT id, status FROM runs ORDER BY id').all() as {
-        id: string;
-        status: string;
-      }[],
+      runs: (await store.listRuns())
+        .map(({ id, status }) => ({ id, status }))
+        .sort((a, b) => a.id.localeCompare(b.id)),
       effects: sqlite.prepare('SELECT run_id, key, result FROM effects ORDER BY key').all() as {
         run_id: string;
         key: string;
@@ -237,6 +239,7 @@ function readStore(db: string) {
       }[],
     };
   } finally {
+    await store.close();
     sqlite.close();
   }
 }
@@ -373,7 +376,7 @@ describe('effects under real crashes', () => {
 
     // The file is sound, every run succeeded, and the ledger holds one record per key: the
     // post the receiver returned for it.
-    const stored = readStore(db);
+    const stored = await readStore(db);
     expect(stored.integrity, `seed ${seed}`).toBe('ok');
     expect(stored.runs, `seed ${seed}`).toHaveLength(total);
     expect(
@@ -412,7 +415,7 @@ describe('effects under real crashes', () => {
       cms.killAtCall(first.proc.pid!, 1, first.exit);
       expect((await first.exit).signal, first.stderr()).toBe('SIGKILL');
       expect(cms.posts.size).toBe(1);
-      const stranded = readStore(db);
+      const stranded = await readStore(db);
       expect(stranded.runs).toEqual([{ id: 'run-0000', status: 'running' }]);
       expect(stranded.effects).toEqual([]); // the ledger never heard back
 
@@ -441,7 +444,7 @@ describe('effects under real crashes', () => {
           published: 1,
         },
       });
-      const stored = readStore(db);
+      const stored = await readStore(db);
       expect(stored.integrity).toBe('ok');
       expect(stored.effects).toEqual([
         { run_id: 'run-0000', key, result: JSON.stringify(cms.posts.get(key)) },
@@ -464,7 +467,7 @@ describe('effects under real crashes', () => {
       first.proc.kill('SIGKILL');
       expect((await first.exit).signal, first.stderr()).toBe('SIGKILL');
       const key = 'run-0000/draft:1[0]/publish:1/post';
-      const stranded = readStore(db);
+      const stranded = await readStore(db);
       expect(stranded.runs).toEqual([{ id: 'run-0000', status: 'running' }]);
       expect(stranded.effects).toEqual([
         { run_id: 'run-0000', key, result: JSON.stringify(cms.posts.get(key)) },
@@ -481,7 +484,7 @@ describe('effects under real crashes', () => {
       expect(readReplays(replays)).toEqual([{ runId: 'run-0000', index: 0, pid: second.proc.pid }]);
       const final = JSON.parse(readFileSync(states, 'utf8')) as Record<string, FinalState>;
       expect(final['run-0000']?.state.posts).toEqual([{ index: 0, item: 'launch', id: 'post-1' }]);
-      expect(readStore(db).effects).toHaveLength(1);
+      expect((await readStore(db)).effects).toHaveLength(1);
     } finally {
       await cms.close();
     }

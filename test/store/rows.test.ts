@@ -55,7 +55,7 @@ describe('reading stored rows', () => {
     );
   });
 
-  it('a run row with a status outside the contract is STORE_CORRUPT', () => {
+  it("a run's head with a status outside the contract is STORE_CORRUPT naming its events row", () => {
     const run = {
       id: 'r1',
       graph: 'g',
@@ -70,7 +70,33 @@ describe('reading stored rows', () => {
       error: null,
       labels: null,
     };
-    expect(() => readRun(run, 'r1')).toThrow(/runs row holds string "paused" in column status/);
+    expect(() => readRun(run, 'r1')).toThrow(
+      /events row at seq 0 holds string "paused" in column status/,
+    );
     expect(readRun({ ...run, status: 'waiting' }, 'r1').status).toBe('waiting');
+  });
+
+  it('a run whose history has no head (its newest rows are gone) is STORE_CORRUPT', () => {
+    const run = {
+      id: 'r1',
+      graph: 'g',
+      graph_hash: 'h',
+      graph_version: 1,
+      state_version: 1,
+      format: 1,
+      status: null,
+      seq: null,
+      created_at: 1,
+      updated_at: null,
+      error: null,
+      labels: null,
+    };
+    expect(() => readRun(run, 'r1')).toThrow(
+      expect.objectContaining({
+        code: 'STORE_CORRUPT',
+        message: expect.stringMatching(/no row of its history holds its status/),
+        details: { runId: 'r1', table: 'events' },
+      }),
+    );
   });
 });

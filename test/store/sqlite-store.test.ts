@@ -163,9 +163,11 @@ describe('SqliteStore on a file', () => {
     it('a commit that fails halfway leaves nothing of it behind', async () => {
       const store = open();
       await store.createRun(newRun('r1'));
-      // The run row is updated before the event row is inserted; the NOT NULL on the event fails.
+      // Row 0 stops being the head before row 1 is inserted; row 1's CHECK (an event) fails.
       const broken = step(1, { event: null as unknown as string, status: 'failed' });
-      await expect(store.commit('r1', broken)).rejects.toThrow(/NOT NULL/);
+      await expect(store.commit('r1', broken)).rejects.toThrow(
+        /CHECK constraint failed: event_in_every_row_but_the_first/,
+      );
       expect(await store.getRun('r1')).toMatchObject({ seq: 0, status: 'running' });
       await store.commit('r1', step(1));
       expect((await store.events('r1')).map((e) => e.seq)).toEqual([1]);
@@ -191,6 +193,14 @@ describe('SqliteStore on a file', () => {
       }
     });
 
+    /**
+     * SQL for the key of run `runId`'s event at `seq` (schema version 3): its run number in the
+     * high 32 bits. The newest row, here seq 4, is the run's head: it holds the run's status.
+     */
+    function key(runId: string, seq: number): string {
+      return `((SELECT num FROM runs WHERE id = '${runId}') << 32) + ${seq}`;
+    }
+
     async function expectOnlyBadCorrupt(pattern: RegExp): Promise<void> {
       await expect(store.loadRun('bad')).rejects.toMatchObject({
         code: 'STORE_CORRUPT',
@@ -208,20 +218,28 @@ describe('SqliteStore on a file', () => {
     });
 
     it('an event with garbage in a column fails that run with STORE_CORRUPT; other runs load', async () => {
-      raw().prepare("UPDATE events SET at = 'yesterday' WHERE run_id = 'bad' AND seq = 3").run();
+      raw()
+        .prepare(`UPDATE events SET at = 'yesterday' WHERE key = ${key('bad', 3)}`)
+        .run();
       await expectOnlyBadCorrupt(/run "bad".*events row at seq 3 .*column at/);
       await expect(store.events('bad')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
       expect(await store.events('good')).toHaveLength(4);
     });
 
     it('a missing event (a gap in the seqs) fails that run with STORE_CORRUPT; other runs load', async () => {
-      raw().prepare("DELETE FROM events WHERE run_id = 'bad' AND seq = 3").run();
+      raw()
+        .prepare(`DELETE FROM events WHERE key = ${key('bad', 3)}`)
+        .run();
       await expectOnlyBadCorrupt(/run "bad".*events jump from seq 2 to seq 4/);
     });
 
     it('events missing at the end of a run fail that run with STORE_CORRUPT', async () => {
-      raw().prepare("DELETE FROM events WHERE run_id = 'bad' AND seq = 4").run();
-      await expectOnlyBadCorrupt(/run "bad".*events end at seq 3, but the run is at seq 4/);
+      raw()
+        .prepare(`DELETE FROM events WHERE key = ${key('bad', 4)}`)
+        .run();
+      await expectOnlyBadCorrupt(/run "bad".*no row of its history holds its status/);
+      await expect(store.getRun('bad')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+      await expect(store.commit('bad', step(4))).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
     });
 
     it('a run with no snapshot at all fails with STORE_CORRUPT', async () => {
@@ -230,14 +248,18 @@ describe('SqliteStore on a file', () => {
     });
 
     it('a run row with an unknown status fails that run with STORE_CORRUPT, in get and load alike', async () => {
-      raw().prepare("UPDATE runs SET status = 'sleeping' WHERE id = 'bad'").run();
-      await expectOnlyBadCorrupt(/run "bad".*runs row .*"sleeping" in column status/);
+      raw()
+        .prepare(`UPDATE events SET status = 'sleeping' WHERE key = ${key('bad', 4)}`)
+        .run();
+      await expectOnlyBadCorrupt(/run "bad".*events row at seq 4 .*"sleeping" in column status/);
       await expect(store.getRun('bad')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
       await expect(store.commit('bad', step(5))).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
     });
 
     it('a run row that cannot be read is left out of listings, which still list every other run', async () => {
-      raw().prepare("UPDATE runs SET status = 'sleeping' WHERE id = 'bad'").run();
+      raw()
+        .prepare(`UPDATE events SET status = 'sleeping' WHERE key = ${key('bad', 4)}`)
+        .run();
       expect((await store.listRuns()).map((r) => r.id)).toEqual(['good']);
       await expect(store.loadRun('bad')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
     });
@@ -256,7 +278,9 @@ describe('SqliteStore on a file', () => {
     });
 
     it('a stray event past the run seq makes the next commit fail with STORE_CORRUPT, writing nothing', async () => {
-      raw().prepare("INSERT INTO events (run_id, seq, at, event) VALUES ('bad', 5, 0, '{}')").run();
+      raw()
+        .prepare(`INSERT INTO events (key, at, event) VALUES (${key('bad', 5)}, 0, '{}')`)
+        .run();
       await expect(store.commit('bad', step(5))).rejects.toMatchObject({
         code: 'STORE_CORRUPT',
         message: expect.stringMatching(/run "bad".*already has rows at seq 5, past its seq 4/),
@@ -347,6 +371,131 @@ describe('SqliteStore on a file', () => {
       await store.createRun(newRun('new', { labels: '{"file":"g.ts"}' }));
       expect((await store.getRun('new'))?.labels).toBe('{"file":"g.ts"}');
       await store.close();
+    });
+
+    it('brings a file written at schema version 2 forward to one key per event, keeping every run as it was', async () => {
+      mkdirSync(join(dir, 'runs'));
+      const db = new Database(path);
+      db.exec(migrations[0]!);
+      db.exec(migrations[1]!);
+      db.exec(
+        'CREATE TABLE schema_version (version INTEGER NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)',
+      );
+      db.prepare('INSERT INTO schema_version (version, applied_at) VALUES (1, 0), (2, 0)').run();
+      const insertRun = db.prepare(
+        `INSERT INTO runs (id, graph, graph_hash, graph_version, state_version, format, status, seq, created_at, updated_at, error, labels)
+         VALUES (?, 'claims', 'h', 1, 1, 1, ?, ?, ?, ?, ?, ?)`,
+      );
+      // As version 2 wrote them: a run's updated_at is the time of its last event.
+      insertRun.run('waiting', 'waiting', 3, 5, 8, null, '{"graphFile":"g.ts"}');
+      insertRun.run('failed', 'failed', 2, 6, 8, '{"code":"NODE_FAILED"}', null);
+      insertRun.run('fresh', 'running', 0, 4, 4, null, null);
+      insertRun.run('lost', 'running', 3, 3, 9, null, null); // its event 3 is missing
+      const insertEvent = db.prepare(
+        'INSERT INTO events (run_id, seq, at, event, trace) VALUES (?, ?, ?, ?, ?)',
+      );
+      for (const seq of [1, 2, 3]) insertEvent.run('waiting', seq, 5 + seq, `{"n":${seq}}`, null);
+      for (const seq of [1, 2]) insertEvent.run('failed', seq, 6 + seq, `{"f":${seq}}`, '[1]');
+      for (const seq of [1, 2]) insertEvent.run('lost', seq, 6 + seq, '{}', null);
+      const insertSnapshot = db.prepare(
+        'INSERT INTO snapshots (run_id, seq, data) VALUES (?, ?, ?)',
+      );
+      insertSnapshot.run('waiting', 0, '{"at":0}');
+      insertSnapshot.run('waiting', 2, '{"at":2}');
+      insertSnapshot.run('failed', 0, '{"at":0}');
+      insertSnapshot.run('failed', 2, '{"at":2}');
+      insertSnapshot.run('fresh', 0, '{"at":0}');
+      insertSnapshot.run('lost', 0, '{"at":0}');
+      db.prepare(
+        `INSERT INTO effects (run_id, key, result, at) VALUES ('waiting', 'k', '"sent"', 6)`,
+      ).run();
+      db.close();
+
+      const store = open();
+      expect(await store.getRun('waiting')).toEqual({
+        id: 'waiting',
+        graph: 'claims',
+        graphHash: 'h',
+        graphVersion: 1,
+        stateVersion: 1,
+        format: 1,
+        status: 'waiting',
+        seq: 3,
+        createdAt: 5,
+        updatedAt: 8,
+        error: null,
+        labels: '{"graphFile":"g.ts"}',
+      });
+      expect(await store.getRun('failed')).toMatchObject({
+        status: 'failed',
+        seq: 2,
+        updatedAt: 8,
+        error: '{"code":"NODE_FAILED"}',
+      });
+      expect(await store.loadRun('waiting')).toMatchObject({
+        snapshot: { seq: 2, data: '{"at":2}' },
+        events: [{ seq: 3, at: 8, event: '{"n":3}', trace: null }],
+      });
+      expect(await store.events('failed')).toEqual([
+        { seq: 1, at: 7, event: '{"f":1}', trace: '[1]' },
+        { seq: 2, at: 8, event: '{"f":2}', trace: '[1]' },
+      ]);
+      expect((await store.listRuns({ status: 'failed' })).map((r) => r.id)).toEqual(['failed']);
+      expect(await store.getRun('fresh')).toMatchObject({
+        status: 'running',
+        seq: 0,
+        updatedAt: 4,
+      });
+      // Version 2 knew this run was at seq 3; with its event 3 gone it has no head now.
+      await expect(store.loadRun('lost')).rejects.toMatchObject({
+        code: 'STORE_CORRUPT',
+        message: expect.stringMatching(/no row of its history holds its status/),
+      });
+      expect((await store.listRuns()).map((r) => r.id).sort()).toEqual([
+        'failed',
+        'fresh',
+        'waiting',
+      ]);
+      expect(await store.usage('waiting')).toMatchObject({ events: 3, snapshots: 2 });
+      expect(await store.getEffect('waiting', 'k')).toMatchObject({ result: '"sent"' });
+
+      await store.commit('waiting', step(4, { status: 'succeeded', snapshot: '{"at":4}' }));
+      await expect(store.commit('failed', step(2))).rejects.toMatchObject({
+        code: 'STORE_CONFLICT',
+      });
+      await commitSteps(store, 'fresh', 1, 1);
+      await store.createRun(newRun('new'));
+      await commitSteps(store, 'new', 1, 2);
+      expect((await store.events('new')).map((e) => e.seq)).toEqual([1, 2]);
+      expect((await store.events('waiting')).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+      expect((await store.getRun('waiting'))?.status).toBe('succeeded');
+    });
+
+    it('a step writes about one page to the write-ahead log: its event and its head share a leaf', async () => {
+      const store = open();
+      await store.createRun(newRun('other'));
+      await store.createRun(newRun('r1'));
+      await commitSteps(store, 'other', 1, 5);
+      // Fold what is there into the file, so the log counts only the frames of the steps below.
+      expect(raw().pragma('wal_checkpoint(TRUNCATE)')).toEqual([
+        { busy: 0, log: 0, checkpointed: 0 },
+      ]);
+      const steps = 250; // fewer pages than SQLite's automatic checkpoint (1,000) would fold
+      await commitSteps(store, 'r1', 1, steps);
+      const [{ log }] = raw().pragma('wal_checkpoint(PASSIVE)') as [{ log: number }];
+      // Three pages per step before schema version 3 (run row, event row, event index).
+      expect(log / steps).toBeLessThan(1.5);
+    });
+
+    it('a commit past the last seq a run can hold fails with STORE_LIMIT, writing nothing', async () => {
+      const store = open();
+      await store.createRun(newRun('r1'));
+      await expect(store.commit('r1', step(2 ** 32))).rejects.toMatchObject({
+        code: 'STORE_LIMIT',
+        retryable: false,
+        details: { runId: 'r1', attempted: 2 ** 32, limit: 2 ** 32 - 1 },
+      });
+      expect((await store.getRun('r1'))?.seq).toBe(0);
     });
 
     it('refuses a file whose schema version is newer than this waymark, and leaves it untouched', async () => {

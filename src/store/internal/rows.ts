@@ -104,14 +104,27 @@ class Columns {
 }
 
 /**
- * A `runs` row as a record. The format is read, not judged: a newer format is refused where the
- * run's data would be interpreted (`loadRun`), so listing still shows such a run.
+ * A `runs` row joined with its head (the newest `events` row that holds a status) as a record.
+ * The format is read, not judged: a newer format is refused where the run's data would be
+ * interpreted (`loadRun`), so listing still shows such a run. A run without a head lost its
+ * newest rows.
  *
  * @example
- * const run = readRun(runRow, 'r1');
+ * const run = readRun(runWithHeadRow, 'r1');
  */
 export function readRun(row: Row, runId: string): RunRecord {
   const c = new Columns(row, { runId, table: 'runs' });
+  if (row.seq === null && row.status === null) {
+    throw corrupt(runId, 'no row of its history holds its status: its newest rows are missing', {
+      table: 'events',
+    });
+  }
+  const seq = row.seq;
+  const head = new Columns(row, {
+    runId,
+    table: 'events',
+    ...(typeof seq === 'number' && { key: seq }),
+  });
   return {
     id: c.text('id'),
     graph: c.text('graph'),
@@ -119,11 +132,11 @@ export function readRun(row: Row, runId: string): RunRecord {
     graphVersion: c.integer('graph_version'),
     stateVersion: c.integer('state_version'),
     format: c.integer('format'),
-    status: c.status('status'),
-    seq: c.integer('seq'),
+    status: head.status('status'),
+    seq: head.integer('seq'),
     createdAt: c.time('created_at'),
-    updatedAt: c.time('updated_at'),
-    error: c.textOrNull('error'),
+    updatedAt: head.time('updated_at'),
+    error: head.textOrNull('error'),
     labels: c.textOrNull('labels'),
   };
 }

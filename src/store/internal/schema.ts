@@ -83,6 +83,66 @@ export const migrations: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN labels TEXT;
   `,
+  // 3: about one B-tree page per step. A step used to write three pages: the run row (seq,
+  // status), the event row and the event's (run_id, seq) index entry. Now each run has a number,
+  // and its history is keyed by one integer, (num << 32) + seq: row 0 is written when the run is
+  // created, row n by commit n. The newest row is the run's head: it alone holds the run's
+  // status and error, and its key and time are the run's seq and last commit time. A commit
+  // clears the head's status and appends the next row, which usually share a leaf page; for the
+  // newest run in the file the append is at the end of the table, where SQLite splits a full
+  // page cheaply. The runs row keeps what never changes after the start. See
+  // docs/performance.md, "About one page per step".
+  `
+  ALTER TABLE runs ADD COLUMN num INTEGER;
+  UPDATE runs SET num = rowid;
+  CREATE UNIQUE INDEX runs_by_num ON runs (num);
+
+  CREATE TABLE history (
+    key INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    -- The event's JSON and the trace entries it ended; NULL in row 0, which has no event.
+    event TEXT,
+    trace TEXT,
+    -- On the head row only: the run's status, and the error it stopped with.
+    status TEXT,
+    error TEXT,
+    CONSTRAINT event_in_every_row_but_the_first CHECK (((key & 4294967295) = 0) = (event IS NULL))
+  );
+  INSERT INTO history (key, at, status, error)
+    SELECT num << 32, created_at,
+      CASE WHEN seq = 0 THEN status END, CASE WHEN seq = 0 THEN error END
+    FROM runs;
+  -- A damaged seq cannot become a key; leaving the row out shows at load as a gap in that run.
+  -- A run whose newest events were lost gets no head, which its load reports.
+  INSERT INTO history (key, at, event, trace, status, error)
+    SELECT (runs.num << 32) + events.seq, events.at, events.event, events.trace,
+      CASE WHEN events.seq = runs.seq THEN runs.status END,
+      CASE WHEN events.seq = runs.seq THEN runs.error END
+    FROM events JOIN runs ON runs.id = events.run_id
+    WHERE typeof(events.seq) = 'integer' AND events.seq BETWEEN 1 AND 4294967295;
+  DROP TABLE events;
+  ALTER TABLE history RENAME TO events;
+  ALTER TABLE runs DROP COLUMN seq;
+  ALTER TABLE runs DROP COLUMN status;
+  ALTER TABLE runs DROP COLUMN error;
+  ALTER TABLE runs DROP COLUMN updated_at;
+
+  -- A commit is one INSERT into this view: one statement, one implicit transaction per step.
+  -- Clearing the head's status is the fence: of two connections committing the same seq, one
+  -- finds row seq - 1 still the head. A head whose status is not one of the contract's is
+  -- damaged and is never written over. A refused commit aborts with the message the store
+  -- recognises, and writes nothing.
+  CREATE VIEW commits (num, seq, at, event, trace, status, error) AS
+    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE 0;
+  CREATE TRIGGER commits_append INSTEAD OF INSERT ON commits BEGIN
+    UPDATE events SET status = NULL, error = NULL
+      WHERE key = (NEW.num << 32) + NEW.seq - 1 AND NEW.seq BETWEEN 1 AND 4294967295
+        AND status IN ('running', 'waiting', 'succeeded', 'failed', 'cancelled', 'timed_out');
+    SELECT RAISE(ABORT, 'waymark: commit refused') WHERE changes() = 0;
+    INSERT INTO events (key, at, event, trace, status, error)
+      VALUES ((NEW.num << 32) + NEW.seq, NEW.at, NEW.event, NEW.trace, NEW.status, NEW.error);
+  END;
+  `,
 ];
 
 /** The schema version this code writes: the number of migrations. */
