@@ -80,10 +80,15 @@ store.loadRun = async (runId) => {
  * failure) and a snapshot, and the failure adds one more error to the state's error list, so
  * resuming the same run again and again would resume a growing one. A second connection deletes
  * what the last resume added, in one transaction, then the store must report the run as before.
+ * It writes the store's tables as schema version 3 lays them out: a run's history is keyed by
+ * (run number << 32) + seq, and its newest row holds its status and error.
  */
 const restorer = new Database(wmPath);
+const historyKey = '((SELECT num FROM runs WHERE id = @id) << 32) + @seq';
 const restoreSql = {
-  events: restorer.prepare('DELETE FROM events WHERE run_id = ? AND seq > ?'),
+  events: restorer.prepare(
+    `DELETE FROM events WHERE key > ${historyKey} AND key <= ((SELECT num FROM runs WHERE id = @id) << 32) + 4294967295`,
+  ),
   snapshots: restorer.prepare('DELETE FROM snapshots WHERE run_id = ? AND seq > ?'),
   // A store keeps only a run's first and newest snapshot: a resume's own snapshot drops the one
   // the run had, so putting the run back re-inserts the snapshots it had before the call.
@@ -91,8 +96,8 @@ const restoreSql = {
   reinsert: restorer.prepare(
     'INSERT OR IGNORE INTO snapshots (run_id, seq, data) VALUES (?, ?, ?)',
   ),
-  run: restorer.prepare(
-    'UPDATE runs SET seq = ?, status = ?, error = ?, updated_at = ? WHERE id = ?',
+  head: restorer.prepare(
+    `UPDATE events SET status = @status, error = @error, at = @at WHERE key = ${historyKey}`,
   ),
 };
 const kept = new Map<string, { seq: number; data: string }[]>();
@@ -102,10 +107,11 @@ const restore = restorer.transaction((first: RunRecord) => {
     snapshots = restoreSql.keptSnapshots.all(first.id) as { seq: number; data: string }[];
     kept.set(first.id, snapshots);
   }
-  restoreSql.events.run(first.id, first.seq);
+  restoreSql.events.run({ id: first.id, seq: first.seq });
   restoreSql.snapshots.run(first.id, first.seq);
   for (const snapshot of snapshots) restoreSql.reinsert.run(first.id, snapshot.seq, snapshot.data);
-  restoreSql.run.run(first.seq, first.status, first.error, first.updatedAt, first.id);
+  const head = { id: first.id, seq: first.seq, status: first.status, error: first.error };
+  check(restoreSql.head.run({ ...head, at: first.updatedAt }).changes === 1, 'no head to restore');
 });
 
 /** Thrown by the store below in place of recording the tail's failure: the process "died". */
