@@ -93,12 +93,102 @@ export function decodeEvent(text: string, runId: string, seq: number): RunEvent 
   return value as RunEvent;
 }
 
-/** The trace entries stored with one event. */
+// A trace entry as stored since store format 2: its fields by position, and the optional ones,
+// when it has any, in one object at the end. An object per entry spent two thirds of an event
+// row on field names; the shorter row is what a durable step writes (see docs/stores.md).
+type StoredEntry = [
+  node: string,
+  activation: string,
+  parent: string | null,
+  attempt: number,
+  startedAt: number,
+  durationMs: number,
+  status: TraceEntry['status'],
+  retried: boolean,
+  optional?: Pick<TraceEntry, 'reused' | 'usage' | 'turns' | 'error'>,
+];
+
+const fieldCount = 8;
+const entryStatuses: ReadonlySet<unknown> = new Set(['succeeded', 'failed', 'cancelled']);
+
+/** The trace entries an event ended, as stored with it; null for none. */
+export function encodeTrace(entries: readonly TraceEntry[]): string | null {
+  if (entries.length === 0) return null;
+  return JSON.stringify(entries.map(storedEntry));
+}
+
+function storedEntry(entry: TraceEntry): StoredEntry {
+  const { node, activation, parent, attempt, startedAt, durationMs, status, retried } = entry;
+  const stored: StoredEntry = [
+    node,
+    activation,
+    parent,
+    attempt,
+    startedAt,
+    durationMs,
+    status,
+    retried,
+  ];
+  const { reused, usage, turns, error } = entry;
+  if (reused !== undefined || usage !== undefined || turns !== undefined || error !== undefined) {
+    stored.push({
+      ...(reused !== undefined && { reused }),
+      ...(usage !== undefined && { usage }),
+      ...(turns !== undefined && { turns }),
+      ...(error !== undefined && { error }),
+    });
+  }
+  return stored;
+}
+
+/**
+ * The trace entries stored with one event: arrays (store format 2), or the objects format 1
+ * wrote, which a run started before may hold in its older events.
+ *
+ * @throws WaymarkError `STORE_CORRUPT` when the text is not a list of trace entries.
+ */
 export function decodeTrace(text: string | null, runId: string, seq: number): TraceEntry[] {
   if (text === null) return [];
   const value = parse(text, runId, `the trace of event ${seq}`);
   if (!Array.isArray(value)) throw corrupt(runId, `the trace of event ${seq} is not a list`);
-  return value as TraceEntry[];
+  return value.map((item: unknown) => {
+    if (!Array.isArray(item)) {
+      if (isObject(item)) return item as TraceEntry;
+      throw corrupt(runId, `the trace of event ${seq} holds ${JSON.stringify(item)}`);
+    }
+    if (!isStoredEntry(item)) {
+      throw corrupt(runId, `the trace of event ${seq} holds a damaged entry`);
+    }
+    const [node, activation, parent, attempt, startedAt, durationMs, status, retried, optional] =
+      item;
+    return {
+      node,
+      activation,
+      parent,
+      attempt,
+      startedAt,
+      durationMs,
+      status,
+      retried,
+      ...optional,
+    };
+  });
+}
+
+function isStoredEntry(item: readonly unknown[]): item is StoredEntry {
+  const [node, activation, parent, attempt, startedAt, durationMs, status, retried, optional] =
+    item;
+  return (
+    (item.length === fieldCount || (item.length === fieldCount + 1 && isObject(optional))) &&
+    typeof node === 'string' &&
+    typeof activation === 'string' &&
+    (parent === null || typeof parent === 'string') &&
+    typeof attempt === 'number' &&
+    typeof startedAt === 'number' &&
+    typeof durationMs === 'number' &&
+    entryStatuses.has(status) &&
+    typeof retried === 'boolean'
+  );
 }
 
 function parse(text: string, runId: string, what: string): unknown {

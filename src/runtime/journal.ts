@@ -1,6 +1,6 @@
 import type { Store } from '../store/store.js';
 import type { Clock } from './clock.js';
-import { encodeEvent, encodeSnapshot } from './codec.js';
+import { encodeEvent, encodeSnapshot, encodeTrace } from './codec.js';
 import type { RunEvent, Snapshot } from './snapshot.js';
 import type { TraceEntry } from './trace.js';
 
@@ -67,7 +67,7 @@ export class Journal {
       seq: this.#seq + 1,
       at: this.#clock.now(),
       event: encodeEvent(event),
-      trace: trace.length === 0 ? null : JSON.stringify(trace),
+      trace: encodeTrace(trace),
       status: after.status,
       error: 'error' in after ? JSON.stringify(after.error) : null,
       snapshot,

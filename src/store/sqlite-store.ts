@@ -79,8 +79,9 @@ const runColumns = `runs.id, runs.graph, runs.graph_hash, runs.graph_version, ru
     WHERE key BETWEEN runs.num << 32 AND (runs.num << 32) + 4294967295 AND status IS NOT NULL
     ORDER BY key DESC LIMIT 1)`;
 
-// Statements are prepared once per connection; every method runs a few of them in one
-// transaction. better-sqlite3 is synchronous, so a transaction never spans an await.
+// Statements are prepared once per connection; a method runs one of them (SQLite makes it its
+// own transaction) or a few in one transaction. better-sqlite3 is synchronous, so a transaction
+// never spans an await.
 const statements = {
   // Inside the write transaction, so two processes never take the same number.
   insertRun: `INSERT INTO runs (id, graph, graph_hash, graph_version, state_version, format,

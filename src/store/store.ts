@@ -12,8 +12,11 @@
  * events, not with the number of snapshots times the state.
  */
 
-/** The on-disk format of runs, snapshots and events; bumped on any incompatible change. */
-export const storeFormatVersion = 1;
+/**
+ * The on-disk format of runs, snapshots and events; bumped on any incompatible change.
+ * 2: trace entries are stored as arrays of their fields (1: as objects, which is still read).
+ */
+export const storeFormatVersion = 2;
 
 /** Every status a run can have, as stored; the same values as the runtime's `RunStatus`. */
 export const storedStatuses = [
@@ -71,7 +74,7 @@ export interface Commit {
   readonly at: number;
   /** JSON of the event the runtime applied. */
   readonly event: string;
-  /** JSON array of the trace entries of the attempts this event ended, if any. */
+  /** JSON array of the trace entries of the attempts this event ended (the runtime's encoding), if any. */
   readonly trace: string | null;
   /** The run's status after the event. */
   readonly status: StoredStatus;

@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/sqlite.js';
 import { migrations, schemaVersion } from '../../src/store/internal/schema.js';
+import { storeFormatVersion } from '../../src/store/store.js';
 import { commitSteps, newRun, step, storeConformance } from './conformance.js';
 
 interface Racer {
@@ -269,7 +270,9 @@ describe('SqliteStore on a file', () => {
       await expect(store.loadRun('bad')).rejects.toMatchObject({
         code: 'STORE_VERSION_UNSUPPORTED',
         message: expect.stringMatching(
-          /run "bad".*store format 99, newer than this waymark reads \(1\)/,
+          new RegExp(
+            `run "bad".*store format 99, newer than this waymark reads \\(${storeFormatVersion}\\)`,
+          ),
         ),
       });
       expect((await store.loadRun('good'))?.snapshot.seq).toBe(2);
