@@ -113,7 +113,8 @@ export class MemoryStore implements Store {
   }
 
   async events(runId: string, afterSeq = 0): Promise<StoredEvent[]> {
-    return this.#rows(runId).events.filter((e) => e.seq > afterSeq);
+    const after = afterSeq || 0; // NaN reads as 0, as in every store
+    return this.#rows(runId).events.filter((e) => e.seq > after);
   }
 
   async usage(runId: string): Promise<RunUsage> {

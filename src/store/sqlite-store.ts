@@ -500,12 +500,8 @@ export class SqliteStore implements Store {
 
   /** The events after `afterSeq`, checked to run without a gap up to the run's own seq. */
   #eventsAfter(run: RunRecord, num: number, afterSeq: number): StoredEvent[] {
-    // Clamped so the key range cannot reach into another run's events.
-    const after = Number.isFinite(afterSeq)
-      ? Math.min(Math.floor(Math.max(0, afterSeq)), maxSqliteSeq)
-      : afterSeq > 0
-        ? maxSqliteSeq
-        : 0;
+    // Never below 0, so the key range cannot reach back into the previous run's rows.
+    const after = Math.min(Math.max(0, Math.floor(afterSeq)) || 0, maxSqliteSeq);
     const events = (this.#sql.eventsAfter.all({ num, after }) as Row[]).map((row) =>
       readEvent(row, run.id),
     );

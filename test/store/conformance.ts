@@ -219,6 +219,10 @@ export function storeConformance(name: string, makeStore: () => Promise<StoreFix
         await commitSteps(store, 'r2', 1, 1);
         expect((await store.events('r2')).map((e) => e.seq)).toEqual([1]);
         expect((await store.loadRun('r2'))?.events).toHaveLength(1);
+        // Whatever afterSeq says: below 0, not a number, past the end.
+        expect((await store.events('r2', -5)).map((e) => e.seq)).toEqual([1]);
+        expect((await store.events('r2', Number.NaN)).map((e) => e.seq)).toEqual([1]);
+        expect(await store.events('r1', Number.POSITIVE_INFINITY)).toEqual([]);
       });
 
       it('usage counts events and snapshots and their size in UTF-8 bytes, traces included', async () => {
