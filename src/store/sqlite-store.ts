@@ -487,10 +487,9 @@ export class SqliteStore implements Store {
     const refused =
       code === 'SQLITE_CONSTRAINT_TRIGGER' && (error as Error).message === refusedMessage;
     if (!refused && code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return unavailable(this.path, error);
-    // The trigger cleared row seq - 1 as the head before the append found its key taken.
+    // The trigger accepted seq - 1 as the head; then an event or snapshot row was in the way.
     if (!refused) {
       return corrupt(runId, `it already has rows at seq ${seq}, past its seq ${seq - 1}`, {
-        table: 'events',
         key: seq,
       });
     }
