@@ -94,8 +94,9 @@ const statements = {
   getRun: `SELECT ${runColumns} WHERE runs.id = ?`,
   runNumber: 'SELECT num FROM runs WHERE id = ?',
   // One statement per step: the trigger behind the view moves the head and appends the event.
+  // Positional parameters: binding them is measurably cheaper than by name, on every step.
   insertCommit: `INSERT INTO commits (num, seq, at, event, trace, status, error)
-    VALUES (@num, @seq, @at, @event, @trace, @status, @error)`,
+    VALUES (?, ?, ?, ?, ?, ?, ?)`,
   insertSnapshot: 'INSERT INTO snapshots (run_id, seq, data) VALUES (?, ?, ?)',
   // Between the first snapshot and the newest, none is ever read again: keep storage linear.
   pruneSnapshots: 'DELETE FROM snapshots WHERE run_id = ? AND seq > 0 AND seq < ?',
@@ -248,24 +249,16 @@ export class SqliteStore implements Store {
   async commit(runId: string, commit: Commit): Promise<void> {
     if (commit.seq > maxSqliteSeq) throw tooLong(runId, commit.seq);
     const num = this.#number(runId);
-    const row = {
-      num,
-      seq: commit.seq,
-      at: commit.at,
-      event: commit.event,
-      trace: commit.trace,
-      status: commit.status,
-      error: commit.error,
-    };
+    const { seq, at, event, trace, status, error } = commit;
     try {
       // Most steps carry no snapshot: one INSERT, in its own implicit transaction.
       if (commit.snapshot === null) {
-        this.#sql.insertCommit.run(row);
+        this.#sql.insertCommit.run(num, seq, at, event, trace, status, error);
         return;
       }
       const snapshot = commit.snapshot;
       this.#write(() => {
-        this.#sql.insertCommit.run(row);
+        this.#sql.insertCommit.run(num, seq, at, event, trace, status, error);
         this.#sql.insertSnapshot.run(runId, commit.seq, snapshot);
         this.#sql.pruneSnapshots.run(runId, commit.seq);
       });
