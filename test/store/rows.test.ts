@@ -55,43 +55,33 @@ describe('reading stored rows', () => {
     );
   });
 
+  /** A runs row joined with its head, as the SQLite store reads it (schema version 3). */
+  const runRow = {
+    id: 'r1',
+    graph: 'g',
+    graph_hash: 'h',
+    graph_version: 1,
+    state_version: 1,
+    format: 1,
+    created_at: 1,
+    labels: null,
+    // from the head
+    status: 'waiting',
+    seq: 0,
+    updated_at: 1,
+    error: null,
+  };
+
   it("a run's head with a status outside the contract is STORE_CORRUPT naming its events row", () => {
-    const run = {
-      id: 'r1',
-      graph: 'g',
-      graph_hash: 'h',
-      graph_version: 1,
-      state_version: 1,
-      format: 1,
-      status: 'paused',
-      seq: 0,
-      created_at: 1,
-      updated_at: 1,
-      error: null,
-      labels: null,
-    };
-    expect(() => readRun(run, 'r1')).toThrow(
+    expect(() => readRun({ ...runRow, status: 'paused' }, 'r1')).toThrow(
       /events row at seq 0 holds string "paused" in column status/,
     );
-    expect(readRun({ ...run, status: 'waiting' }, 'r1').status).toBe('waiting');
+    expect(readRun(runRow, 'r1').status).toBe('waiting');
   });
 
   it('a run whose history has no head (its newest rows are gone) is STORE_CORRUPT', () => {
-    const run = {
-      id: 'r1',
-      graph: 'g',
-      graph_hash: 'h',
-      graph_version: 1,
-      state_version: 1,
-      format: 1,
-      status: null,
-      seq: null,
-      created_at: 1,
-      updated_at: null,
-      error: null,
-      labels: null,
-    };
-    expect(() => readRun(run, 'r1')).toThrow(
+    const headless = { ...runRow, status: null, seq: null, updated_at: null };
+    expect(() => readRun(headless, 'r1')).toThrow(
       expect.objectContaining({
         code: 'STORE_CORRUPT',
         message: expect.stringMatching(/no row of its history holds its status/),
