@@ -2,7 +2,7 @@
 
 export type { ErrorClass, ErrorCode } from './error/codes.js';
 export { errorCodes } from './error/codes.js';
-export type { ErrorValue } from './error/error-value.js';
+export type { ErrorCause, ErrorValue } from './error/error-value.js';
 export type { WaymarkErrorOptions } from './error/waymark-error.js';
 export { isWaymarkError, permanentError, WaymarkError } from './error/waymark-error.js';
 

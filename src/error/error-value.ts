@@ -17,6 +17,60 @@ export interface ErrorValue {
   readonly message: string;
   /** Structured details (zod issues, the undeclared route value), JSON-serialisable. */
   readonly details?: unknown;
+  /** Where a node's thrown error came from: its stack as the node's code left it (trimmed). */
+  readonly stack?: string;
+  /** What the thrown error wrapped (`new Error(msg, { cause })`), outermost first. */
+  readonly cause?: ErrorCause;
+}
+
+/** One link of a thrown error's `cause` chain, as recorded: plain data, JSON-serialisable. */
+export interface ErrorCause {
+  readonly message: string;
+  /** The cause's own `code` when it has a string one (`ECONNRESET`, a WaymarkError's code). */
+  readonly code?: string;
+  readonly stack?: string;
+  readonly cause?: ErrorCause;
+}
+
+// A stack or a cause chain is for a person reading a failure; bounded, so one failure cannot
+// make an event row (and every load after it) arbitrarily large.
+const maxStackChars = 4_000;
+const maxCauseDepth = 4;
+
+/**
+ * The stack and cause chain of what a node threw, as data for its error value; nothing for a
+ * thrown non-Error.
+ *
+ * @example
+ * const value = { ...errorValue(where, 'NODE_FAILED', 'transient', e.message), ...provenance(e) };
+ */
+export function provenance(thrown: unknown): { stack?: string; cause?: ErrorCause } {
+  if (!(thrown instanceof Error)) return {};
+  const stack = trimStack(thrown.stack);
+  const cause = causeOf(thrown.cause, maxCauseDepth);
+  return {
+    ...(stack !== undefined && { stack }),
+    ...(cause !== undefined && { cause }),
+  };
+}
+
+function causeOf(value: unknown, depth: number): ErrorCause | undefined {
+  if (value === undefined || value === null || depth === 0) return undefined;
+  if (!(value instanceof Error)) return { message: String(value) };
+  const code = (value as { code?: unknown }).code;
+  const stack = trimStack(value.stack);
+  const inner = causeOf(value.cause, depth - 1);
+  return {
+    message: value.message,
+    ...(typeof code === 'string' && { code }),
+    ...(stack !== undefined && { stack }),
+    ...(inner !== undefined && { cause: inner }),
+  };
+}
+
+function trimStack(stack: string | undefined): string | undefined {
+  if (typeof stack !== 'string' || stack.length === 0) return undefined;
+  return stack.length > maxStackChars ? `${stack.slice(0, maxStackChars)}\n    ...` : stack;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { EffectLedger } from '../effects/ledger.js';
-import { type ErrorValue, errorValue } from '../error/error-value.js';
+import { type ErrorValue, errorValue, provenance } from '../error/error-value.js';
 import { isWaymarkError } from '../error/waymark-error.js';
 import type { RuntimeNode } from '../graph/compiled.js';
 import type { Spend, TurnRecord } from '../graph/types.js';
@@ -108,10 +108,20 @@ function toErrorValue(thrown: unknown, activation: Activation): ErrorValue {
     const message = thrown.message.startsWith(`${thrown.code}: `)
       ? thrown.message.slice(thrown.code.length + 2)
       : thrown.message;
-    return errorValue(where(activation), thrown.code, thrown.errorClass, message, thrown.details);
+    const value = errorValue(
+      where(activation),
+      thrown.code,
+      thrown.errorClass,
+      message,
+      thrown.details,
+    );
+    return { ...value, ...provenance(thrown) };
   }
   const message = thrown instanceof Error ? thrown.message : String(thrown);
-  return errorValue(where(activation), 'NODE_FAILED', 'transient', message);
+  return {
+    ...errorValue(where(activation), 'NODE_FAILED', 'transient', message),
+    ...provenance(thrown),
+  };
 }
 
 function where(activation: Activation) {

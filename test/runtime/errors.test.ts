@@ -49,8 +49,34 @@ describe('errors are values', () => {
         code: 'NODE_FAILED',
         class: 'transient',
         message: 'source unreachable',
+        // Where it was thrown: the node's own line, so a failure can be found from the record.
+        stack: expect.stringContaining('errors.test.ts'),
       },
     ]);
+  });
+
+  it('keeps what a node threw: its stack and the cause chain it wrapped', async () => {
+    const g = graph('g', { state: State })
+      .node('fetch', () => {
+        const low = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), {
+          code: 'ECONNREFUSED',
+        });
+        throw new Error('the changelog could not be fetched', { cause: low });
+      })
+      .edge('fetch', END)
+      .entry('fetch')
+      .compile();
+
+    const result = await run(g, {});
+
+    expect(result.status).toBe('failed');
+    if (result.status !== 'failed') return;
+    expect(result.error.stack).toMatch(/^Error: the changelog could not be fetched\n\s+at /);
+    expect(result.error.cause).toMatchObject({
+      message: 'connect ECONNREFUSED 127.0.0.1:9',
+      code: 'ECONNREFUSED',
+      stack: expect.stringContaining('errors.test.ts'),
+    });
   });
 
   it('ends the run failed, with the error and the state so far, when the node has no onError', async () => {
