@@ -48,17 +48,8 @@ export type { AnswerOptions } from './runtime/answer.js';
 export { answer } from './runtime/answer.js';
 export type { CancelOptions } from './runtime/cancel.js';
 export { cancel } from './runtime/cancel.js';
-export { initialSnapshot } from './runtime/checkpoint.js';
 export type { Clock } from './runtime/clock.js';
-export { loadTrace } from './runtime/history.js';
-export type { RunView } from './runtime/inspect.js';
-export { inspect } from './runtime/inspect.js';
-export type { ResumeOptions } from './runtime/resume.js';
-export { resume } from './runtime/resume.js';
-export type { RewindOptions } from './runtime/rewind.js';
-export { rewind } from './runtime/rewind.js';
-export { defaultMaxSteps, run } from './runtime/run.js';
-export type { AttemptStart, RunOptions, RunResult } from './runtime/run-types.js';
+export { initialSnapshot } from './runtime/core/checkpoint.js';
 export type {
   Activation,
   Branch,
@@ -75,8 +66,17 @@ export type {
   RunStatus,
   Snapshot,
   StepResult,
-} from './runtime/snapshot.js';
-export { step } from './runtime/step.js';
+} from './runtime/core/snapshot.js';
+export { step } from './runtime/core/step.js';
+export { loadTrace } from './runtime/history.js';
+export type { RunView } from './runtime/inspect.js';
+export { inspect } from './runtime/inspect.js';
+export type { ResumeOptions } from './runtime/resume.js';
+export { resume } from './runtime/resume.js';
+export type { RewindOptions } from './runtime/rewind.js';
+export { rewind } from './runtime/rewind.js';
+export { defaultMaxSteps, run } from './runtime/run.js';
+export type { AttemptStart, RunOptions, RunResult } from './runtime/run-types.js';
 export type { Trace, TraceEntry } from './runtime/trace.js';
 
 export { MemoryStore } from './store/memory-store.js';

@@ -56,3 +56,36 @@ describe('the layers of src/', () => {
     expect(layers.filter((l) => !(l in allowed))).toEqual([]);
   });
 });
+
+describe('the pure core of the runtime (src/runtime/core)', () => {
+  // STYLE.md 1 and DESIGN.md 2: the step function performs no I/O. Replay, resume and a worker
+  // on another machine are the same code only while this holds.
+  it('imports no node:* module, no store, no effects and no clock', () => {
+    const core = join(src, 'runtime', 'core');
+    const violations: string[] = [];
+    for (const file of sourceFiles(core)) {
+      const text = readFileSync(file, 'utf8');
+      const name = relative(src, file);
+      for (const m of text.matchAll(/from '([^']+)'/g)) {
+        const spec = m[1]!;
+        if (!spec.startsWith('.')) {
+          // Bare imports: only type-level zod is allowed; node built-ins and drivers are I/O.
+          if (spec.startsWith('node:') || !['zod'].includes(spec))
+            violations.push(`${name} imports ${spec}`);
+          continue;
+        }
+        const target = relative(src, join(file, '..', spec));
+        const inCore = target.startsWith('runtime/core/');
+        const allowedOutside = target.startsWith('error/') || target.startsWith('graph/');
+        if (!inCore && !allowedOutside) violations.push(`${name} imports ${target}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('is not empty: the transition and its rules live there', () => {
+    const core = join(src, 'runtime', 'core');
+    const names = sourceFiles(core).map((f) => relative(core, f));
+    expect(names).toEqual(expect.arrayContaining(['step.ts', 'fan-out.ts', 'apply-update.ts']));
+  });
+});

@@ -1,7 +1,7 @@
 import type { ErrorCode } from '../error/codes.js';
 import { isWaymarkError } from '../error/waymark-error.js';
 import type { Diagnostic } from '../graph/diagnostic.js';
-import type { RunStatus } from '../runtime/snapshot.js';
+import type { RunStatus } from '../runtime/core/snapshot.js';
 import type { Io } from './io.js';
 
 /** The `waymark` command's exit codes; docs/cli.md documents them. */

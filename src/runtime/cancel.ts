@@ -2,10 +2,10 @@ import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Store } from '../store/store.js';
 import { type Clock, systemClock } from './clock.js';
+import type { Snapshot } from './core/snapshot.js';
+import { step } from './core/step.js';
 import { currentSnapshot } from './current.js';
 import { Journal } from './journal.js';
-import type { Snapshot } from './snapshot.js';
-import { step } from './step.js';
 
 /** Options of {@link cancel}. */
 export interface CancelOptions {

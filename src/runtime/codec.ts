@@ -1,8 +1,8 @@
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import { mergeFields } from './apply-update.js';
-import { deepFreeze } from './freeze.js';
-import type { Branch, FanOut, RunEvent, Snapshot } from './snapshot.js';
+import { mergeFields } from './core/apply-update.js';
+import { deepFreeze } from './core/freeze.js';
+import type { Branch, FanOut, RunEvent, Snapshot } from './core/snapshot.js';
 import type { TraceEntry } from './trace.js';
 
 // The typed side of persistence: stores hold these JSON strings and never look inside.

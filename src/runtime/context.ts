@@ -3,7 +3,7 @@ import { type EffectLedger, effectKey, performEffect } from '../effects/ledger.j
 import type { ErrorValue } from '../error/error-value.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { Budget, JoinSummary, NodeContext, Spend, TurnRecord, Usage } from '../graph/types.js';
-import type { Activation, AttemptReport, RunLimits } from './snapshot.js';
+import type { Activation, AttemptReport, RunLimits } from './core/snapshot.js';
 
 /**
  * The `ctx` a node body gets. A class rather than an object literal so the effect method and

@@ -3,8 +3,8 @@ import type { CompiledGraph } from '../graph/compiled.js';
 import type { LoadedRun } from '../store/store.js';
 import { storeFormatVersion } from '../store/store.js';
 import { decodeEvent, decodeSnapshot } from './codec.js';
-import type { Snapshot } from './snapshot.js';
-import { step } from './step.js';
+import type { Snapshot } from './core/snapshot.js';
+import { step } from './core/step.js';
 
 /**
  * A stored run's checkpoint as it stands now: its latest snapshot with the events after it

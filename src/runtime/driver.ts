@@ -3,13 +3,13 @@ import type { ErrorValue } from '../error/error-value.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { TurnRecord, Usage } from '../graph/types.js';
 import { type Clock, systemClock } from './clock.js';
+import { viewOf } from './core/fan-out.js';
+import type { Activation, Outcome, RunEvent, Snapshot } from './core/snapshot.js';
+import { step } from './core/step.js';
 import { executeAttempt } from './execute.js';
-import { viewOf } from './fan-out.js';
 import { inputHash } from './input-hash.js';
 import type { Journal } from './journal.js';
 import type { RunOptions, RunResult } from './run-types.js';
-import type { Activation, Outcome, RunEvent, Snapshot } from './snapshot.js';
-import { step } from './step.js';
 import { type Trace, type TraceEntry, traceOf } from './trace.js';
 import { recordWait } from './waits.js';
 

@@ -4,8 +4,8 @@ import { isWaymarkError } from '../error/waymark-error.js';
 import type { RuntimeNode } from '../graph/compiled.js';
 import type { Spend, TurnRecord } from '../graph/types.js';
 import { AttemptContext } from './context.js';
-import { readView } from './read-view.js';
-import type { Activation, RunEvent, RunLimits } from './snapshot.js';
+import { readView } from './core/read-view.js';
+import type { Activation, RunEvent, RunLimits } from './core/snapshot.js';
 
 /** What one attempt needs besides the node: the run's identity, state and signal. */
 export interface AttemptInput {

@@ -1,9 +1,9 @@
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { RunRecord, Store, WaitRecord } from '../store/store.js';
+import type { Snapshot } from './core/snapshot.js';
 import { currentSnapshot } from './current.js';
 import { loadTrace } from './history.js';
-import type { Snapshot } from './snapshot.js';
 import type { Trace } from './trace.js';
 
 /** A stored run as it stands: what `waymark show` and `waymark graph --run` print. */

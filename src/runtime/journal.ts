@@ -1,7 +1,7 @@
 import type { Store } from '../store/store.js';
 import type { Clock } from './clock.js';
 import { encodeEvent, encodeSnapshot, encodeTrace } from './codec.js';
-import type { RunEvent, Snapshot } from './snapshot.js';
+import type { RunEvent, Snapshot } from './core/snapshot.js';
 import type { TraceEntry } from './trace.js';
 
 /** Default number of events between two full snapshots. */

@@ -3,12 +3,12 @@ import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Store } from '../store/store.js';
 import { systemClock } from './clock.js';
+import type { RunEvent, Snapshot } from './core/snapshot.js';
 import { currentSnapshot } from './current.js';
 import { Driver, resultOf } from './driver.js';
 import { Journal } from './journal.js';
 import { checkOptions } from './run.js';
 import type { RunOptions, RunResult } from './run-types.js';
-import type { RunEvent, Snapshot } from './snapshot.js';
 import { traceOf } from './trace.js';
 import { waitEvents } from './waits.js';
 

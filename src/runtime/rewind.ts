@@ -2,18 +2,18 @@ import { storeLedger } from '../effects/ledger.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Store } from '../store/store.js';
-import { mergeFields } from './apply-update.js';
 import { newRunId, systemClock } from './clock.js';
 import { decodeEvent, decodeSnapshot } from './codec.js';
+import { mergeFields } from './core/apply-update.js';
+import { deepFreeze } from './core/freeze.js';
+import type { Snapshot } from './core/snapshot.js';
+import { step } from './core/step.js';
 import { Driver } from './driver.js';
-import { deepFreeze } from './freeze.js';
 import { Journal } from './journal.js';
 import { labelsOf } from './labels.js';
 import type { ResumeOptions } from './resume.js';
 import { reuseIndex } from './reuse.js';
 import type { RunResult } from './run-types.js';
-import type { Snapshot } from './snapshot.js';
-import { step } from './step.js';
 
 /** Options of {@link rewind}. */
 export interface RewindOptions extends ResumeOptions {

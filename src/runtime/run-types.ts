@@ -2,7 +2,7 @@ import type { ErrorValue } from '../error/error-value.js';
 import type { Budget, Spend } from '../graph/types.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from './clock.js';
-import type { QuarantineEntry } from './snapshot.js';
+import type { QuarantineEntry } from './core/snapshot.js';
 import type { Trace, TraceEntry } from './trace.js';
 
 /** An attempt that has just started, as {@link RunOptions.onAttemptStart} sees it. */

@@ -2,15 +2,15 @@ import { memoryLedger, storeLedger } from '../effects/ledger.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import { maxTimerMs } from '../graph/limits.js';
-import { initialSnapshot } from './checkpoint.js';
 import { newRunId, systemClock } from './clock.js';
+import { initialSnapshot } from './core/checkpoint.js';
+import { deepFreeze } from './core/freeze.js';
+import type { RunLimits } from './core/snapshot.js';
 import { Driver } from './driver.js';
-import { deepFreeze } from './freeze.js';
 import { Journal } from './journal.js';
 import { reuseIndex } from './reuse.js';
 import type { RunOptions, RunResult } from './run-types.js';
 import { schemaMismatch } from './schema-mismatch.js';
-import type { RunLimits } from './snapshot.js';
 
 /** Default run-level step limit: generous for real graphs, small enough to stop a runaway fast. */
 export const defaultMaxSteps = 10_000;

@@ -1,7 +1,7 @@
 import { errorValue } from '../error/error-value.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Store } from '../store/store.js';
-import type { Activation, RunEvent, Snapshot } from './snapshot.js';
+import type { Activation, RunEvent, Snapshot } from './core/snapshot.js';
 
 /** What is stored about a wait beside its request id: enough for `answer()` to check an answer. */
 export interface WaitRequest {

@@ -1,5 +1,5 @@
-import { maxTimerMs } from '../graph/limits.js';
-import type { RetryPolicy } from '../graph/types.js';
+import { maxTimerMs } from '../../graph/limits.js';
+import type { RetryPolicy } from '../../graph/types.js';
 
 /** Error classes retried when a policy does not say: the ones that may pass on a second try. */
 export const defaultRetryOn = ['transient', 'timeout'] as const;

@@ -1,8 +1,8 @@
-import type { ErrorClass } from '../error/codes.js';
-import type { ErrorValue } from '../error/error-value.js';
-import { errorValue } from '../error/error-value.js';
-import type { RuntimeNode } from '../graph/compiled.js';
-import type { FanOutDef, JoinDef } from '../graph/types.js';
+import type { ErrorClass } from '../../error/codes.js';
+import type { ErrorValue } from '../../error/error-value.js';
+import { errorValue } from '../../error/error-value.js';
+import type { RuntimeNode } from '../../graph/compiled.js';
+import type { FanOutDef, JoinDef } from '../../graph/types.js';
 import { mergeAll } from './apply-update.js';
 import type { Draft } from './draft.js';
 import type { Activation, Branch, BranchRef, FanOut } from './snapshot.js';

@@ -1,7 +1,7 @@
-import type { ErrorClass, ErrorCode } from '../error/codes.js';
-import { type ErrorValue, errorValue } from '../error/error-value.js';
-import type { CompiledGraph, RuntimeNode } from '../graph/compiled.js';
-import { END } from '../graph/end.js';
+import type { ErrorClass, ErrorCode } from '../../error/codes.js';
+import { type ErrorValue, errorValue } from '../../error/error-value.js';
+import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
+import { END } from '../../graph/end.js';
 import { applyUpdate } from './apply-update.js';
 import { backoffDelay, defaultRetryOn } from './backoff.js';
 import { resumed } from './checkpoint.js';

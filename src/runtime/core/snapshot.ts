@@ -1,5 +1,5 @@
-import type { ErrorValue } from '../error/error-value.js';
-import type { JoinSummary, Spend, Usage } from '../graph/types.js';
+import type { ErrorValue } from '../../error/error-value.js';
+import type { JoinSummary, Spend, Usage } from '../../graph/types.js';
 
 type State = Readonly<Record<string, unknown>>;
 

@@ -1,5 +1,5 @@
-import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
-import type { ReadAccess } from '../graph/compiled.js';
+import { isWaymarkError, WaymarkError } from '../../error/waymark-error.js';
+import type { ReadAccess } from '../../graph/compiled.js';
 
 type State = Readonly<Record<string, unknown>>;
 

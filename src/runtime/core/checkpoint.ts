@@ -1,4 +1,4 @@
-import type { CompiledGraph } from '../graph/compiled.js';
+import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Command, RunLimits, Snapshot, StepResult } from './snapshot.js';
 
 // Where checkpoints begin and how a stopped one continues; the transitions in between are step.ts.

@@ -1,6 +1,6 @@
-import type { ErrorValue } from '../error/error-value.js';
-import type { CompiledGraph, RuntimeNode } from '../graph/compiled.js';
-import type { JoinSummary } from '../graph/types.js';
+import type { ErrorValue } from '../../error/error-value.js';
+import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
+import type { JoinSummary } from '../../graph/types.js';
 import type { Activation, BranchRef, FanOut, Snapshot } from './snapshot.js';
 
 /** How a new activation came to be scheduled, besides its parent. */

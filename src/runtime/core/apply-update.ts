@@ -1,5 +1,5 @@
-import type { ErrorCode } from '../error/codes.js';
-import type { CompiledGraph, RuntimeNode } from '../graph/compiled.js';
+import type { ErrorCode } from '../../error/codes.js';
+import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
 import { deepFreeze } from './freeze.js';
 
 type State = Readonly<Record<string, unknown>>;
