@@ -52,6 +52,7 @@ export type { Clock } from './runtime/clock.js';
 export { initialSnapshot } from './runtime/core/checkpoint.js';
 export type {
   Activation,
+  Blocked,
   Branch,
   BranchRef,
   BranchStatus,
@@ -79,19 +80,30 @@ export { defaultMaxSteps, run } from './runtime/run.js';
 export type { AttemptStart, RunOptions, RunResult } from './runtime/run-types.js';
 export type { Trace, TraceEntry } from './runtime/trace.js';
 
+export type { MemoryStoreOptions } from './store/memory-store.js';
 export { MemoryStore } from './store/memory-store.js';
 export type {
   Commit,
   EffectRecord,
+  EffectStore,
+  Lease,
+  LeaseClaim,
+  LeaseRecord,
   LoadedRun,
   MemoRecord,
+  MemoStore,
   NewRun,
   RunFilter,
+  RunLog,
+  RunOwnership,
   RunRecord,
   RunUsage,
   Store,
   StoredEvent,
   StoredStatus,
+  TimerRecord,
+  TimerStore,
   WaitRecord,
+  WaitStore,
 } from './store/store.js';
 export { storeFormatVersion } from './store/store.js';

@@ -16,6 +16,7 @@ export const errorCodes = [
   // routing and caps
   'ROUTE_UNDECLARED',
   'ROUTER_FAILED',
+  'REDUCER_FAILED',
   'VISIT_CAP',
   'MAP_NOT_LIST',
   'JOIN_FAILED',
@@ -42,6 +43,9 @@ export const errorCodes = [
   'RUN_NOT_FOUND',
   'RUN_NOT_RESUMABLE',
   'RUN_NOT_CANCELLABLE',
+  // one owner per run
+  'RUN_OWNED',
+  'LEASE_LOST',
   'STORE_CONFLICT',
   'STORE_CORRUPT',
   'STORE_UNAVAILABLE',
@@ -53,6 +57,7 @@ export const errorCodes = [
   'WAIT_NOT_FOUND',
   'WAIT_ALREADY_ANSWERED',
   'WAIT_TIMEOUT',
+  'WAIT_CLOSED',
   'ANSWER_INVALID',
   // the command line
   'USAGE_INVALID',

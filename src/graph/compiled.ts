@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ErrorValue } from '../error/error-value.js';
 import type { KindTraits } from './kinds.js';
 import type { WaitSpec } from './person.js';
 import type { Reducer } from './reducers.js';
@@ -34,6 +35,8 @@ export interface RuntimeNode {
   readonly fanOut: FanOutDef | undefined;
   /** Set on a person node: the wait it opens instead of running a function. */
   readonly wait: WaitSpec | undefined;
+  /** The retry policy's predicate, if it has one: a failure is retried only when it says so. */
+  readonly retryWhen?: (error: ErrorValue) => boolean;
   /** Set when this node is a join. */
   readonly join:
     | { readonly def: JoinDef; readonly score: ((branchState: unknown) => number) | undefined }

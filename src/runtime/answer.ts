@@ -3,6 +3,8 @@ import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Store, WaitRecord } from '../store/store.js';
 import { type Clock, systemClock } from './clock.js';
+import { currentSnapshot } from './current.js';
+import { checkMigrations } from './migrate.js';
 import { schemaMismatch } from './schema-mismatch.js';
 import type { WaitRequest } from './waits.js';
 
@@ -21,8 +23,11 @@ export interface AnswerOptions {
 /**
  * Records a person's answer to an open wait, once. The run does not move until it is resumed:
  * `resume(store, graph, runId)` applies the answer as the node's update and continues.
- * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_NOT_RESUMABLE` (the run was cancelled), `WAIT_NOT_FOUND`, `ANSWER_INVALID` (with the schema's
- *   issues), `WAIT_ALREADY_ANSWERED`; each records nothing.
+ * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_NOT_RESUMABLE` (the run was cancelled),
+ *   `WAIT_NOT_FOUND`, `WAIT_CLOSED` (nothing will apply an answer: its branch was cancelled),
+ *   `ANSWER_INVALID` (with the schema's issues), `WAIT_ALREADY_ANSWERED`, and with `graph`:
+ *   `GRAPH_MISMATCH`, `STATE_VERSION_UNKNOWN` (the graph could not continue the run); each
+ *   records nothing.
  *
  * @example
  * await answer(store, runId, requestId, { approved: false, note: 'the pricing line is wrong' }, { by: 'editor@example.com' });
@@ -53,6 +58,13 @@ export async function answer(
       retryable: false,
     });
   }
+  if (wait.answer === null && wait.closedAt) {
+    throw new WaymarkError(
+      'WAIT_CLOSED',
+      `wait "${requestId}" of run "${runId}" was closed unanswered: nothing will apply an answer to it (its branch or its run was cancelled)`,
+      { retryable: false, details: { runId, requestId } },
+    );
+  }
   if (wait.answer !== null) {
     throw new WaymarkError(
       'WAIT_ALREADY_ANSWERED',
@@ -62,7 +74,15 @@ export async function answer(
       },
     );
   }
-  const parsed = schemaOf(wait, options.graph as CompiledGraph | undefined).safeParse(value);
+  const graph = options.graph as CompiledGraph | undefined;
+  if (graph !== undefined) {
+    // An answer is recorded only if this graph can apply it: the run's state must be one the
+    // graph reads (or migrates), not discovered by the resume after the answer.
+    const loaded = await store.loadRun(runId);
+    if (loaded !== undefined)
+      checkMigrations(graph, runId, currentSnapshot(graph, loaded).graph.stateVersion);
+  }
+  const parsed = schemaOf(wait, graph).safeParse(value);
   if (!parsed.success) {
     throw schemaMismatch(
       'ANSWER_INVALID',

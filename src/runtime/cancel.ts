@@ -2,6 +2,7 @@ import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Store } from '../store/store.js';
 import { type Clock, systemClock } from './clock.js';
+import { commitExtras } from './commit-extras.js';
 import type { Snapshot } from './core/snapshot.js';
 import { step } from './core/step.js';
 import { currentSnapshot } from './current.js';
@@ -15,9 +16,10 @@ export interface CancelOptions {
 }
 
 /**
- * Cancels a stored run for good: one commit moves it to `cancelled`, after which `resume`
- * refuses it. Works on a run that waits for a person, failed or timed out, or is `running`;
- * a process still executing that run loses the race at its next commit (STORE_CONFLICT) and
+ * Cancels a stored run for good: one commit moves it to `cancelled` and closes its open waits,
+ * after which `resume` refuses it and `answer` refuses its waits. Works on a run that waits for
+ * a person, failed or timed out, or is `running` in another process: that process needs no
+ * lease to be asked to stop, it meets the cancellation at its next commit, folds it in and
  * stops, recording nothing more. To cancel a run in this process, abort its `signal` instead.
  * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_NOT_CANCELLABLE` (it succeeded, or was cancelled
  *   already), `GRAPH_MISMATCH`, `STORE_CONFLICT` (another process committed first: try again).
@@ -45,8 +47,15 @@ export async function cancel<S, I>(
     );
   }
   const event = { type: 'cancelled', reason: options.reason ?? 'cancelled from outside' } as const;
-  const after = step(g, before, event).snapshot;
-  const journal = new Journal(store, runId, loaded.run.seq, options.clock ?? systemClock);
-  await journal.record(event, after, []);
+  const { snapshot: after, commands } = step(g, before, event);
+  const clock = options.clock ?? systemClock;
+  // Unfenced by a lease (any process may cancel a run), fenced by seq like every commit.
+  const journal = new Journal(store, g, runId, loaded.run.seq, clock);
+  await journal.record(
+    event,
+    after,
+    [],
+    commitExtras(g, event, before, after, commands, clock.now()),
+  );
   return after;
 }

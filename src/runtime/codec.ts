@@ -4,6 +4,7 @@ import { mergeFields } from './core/apply-update.js';
 import { deepFreeze } from './core/freeze.js';
 import type { Branch, FanOut, RunEvent, Snapshot } from './core/snapshot.js';
 import type { TraceEntry } from './trace.js';
+import { parse as parseValue, stringify } from './values.js';
 
 // The typed side of persistence: stores hold these JSON strings and never look inside.
 
@@ -25,9 +26,10 @@ const eventTypes = new Set(Object.keys(knownEventTypes));
 /**
  * A snapshot as stored. A branch's state is left out: it is the state at the fan-out (the run's
  * state, which does not change while the fan-out is open) plus the branch's own updates, so it
- * is recomputed on load instead of being written once per branch.
+ * is recomputed on load instead of being written once per branch. Values JSON cannot hold
+ * (a Date) are tagged when the graph's state can hold them (values.ts).
  */
-export function encodeSnapshot(snapshot: Snapshot): string {
+export function encodeSnapshot(snapshot: Snapshot, graph: CompiledGraph): string {
   const fanOuts: Record<string, unknown> = {};
   for (const [id, fanOut] of Object.entries(snapshot.fanOuts)) {
     fanOuts[id] = {
@@ -35,7 +37,7 @@ export function encodeSnapshot(snapshot: Snapshot): string {
       branches: fanOut.branches.map(({ state: _state, ...rest }) => rest),
     };
   }
-  return JSON.stringify({ ...snapshot, fanOuts });
+  return stringify({ ...snapshot, fanOuts }, graph);
 }
 
 /**
@@ -43,7 +45,7 @@ export function encodeSnapshot(snapshot: Snapshot): string {
  * @throws WaymarkError `STORE_CORRUPT` naming the run when the text is not a snapshot.
  */
 export function decodeSnapshot(graph: CompiledGraph, text: string, runId: string): Snapshot {
-  const value = parse(text, runId, 'its snapshot') as Record<string, unknown>;
+  const value = parse(text, runId, 'its snapshot', true) as Record<string, unknown>;
   const ok =
     typeof value === 'object' &&
     value !== null &&
@@ -63,8 +65,17 @@ export function decodeSnapshot(graph: CompiledGraph, text: string, runId: string
   for (const [id, stored] of Object.entries(value.fanOuts as Record<string, FanOut>)) {
     const branches = stored.branches.map((b): Branch => {
       let branchState = state;
-      for (const fields of b.updates)
-        branchState = mergeFields(graph, branchState, deepFreeze(fields));
+      for (const fields of b.updates) {
+        const merged = mergeFields(graph, branchState, deepFreeze(fields));
+        // The live run merged these same fields; a reducer that throws now was changed since.
+        if (!merged.ok)
+          throw new WaymarkError(
+            'REDUCER_FAILED',
+            `run "${runId}" cannot be loaded: ${merged.message}`,
+            { retryable: false, details: { runId, ...(merged.details as object) } },
+          );
+        branchState = merged.state;
+      }
       return { ...b, state: branchState };
     });
     fanOuts[id] = { ...stored, branches };
@@ -79,17 +90,27 @@ export function decodeSnapshot(graph: CompiledGraph, text: string, runId: string
   return { ...(value as unknown as Snapshot), state, fanOuts, spent, quarantine };
 }
 
-/** An event as stored. */
-export function encodeEvent(event: RunEvent): string {
-  return JSON.stringify(event);
+/** An event as stored: its update's values tagged when the graph's state needs it. */
+export function encodeEvent(event: RunEvent, graph: CompiledGraph): string {
+  return stringify(event, graph);
 }
 
-/** @throws WaymarkError `STORE_CORRUPT` when the text is not a run event. */
+/**
+ * Reads a stored event back. A completion stored before store format 3 carries the node's raw
+ * return and no attempt: it is marked `unparsed`, and the transition parses it as it did then.
+ *
+ * @throws WaymarkError `STORE_CORRUPT` when the text is not a run event.
+ */
 export function decodeEvent(text: string, runId: string, seq: number): RunEvent {
-  const value = parse(text, runId, `its event ${seq}`) as { type?: unknown };
+  const value = parse(text, runId, `its event ${seq}`, true) as {
+    type?: unknown;
+    attempt?: unknown;
+  };
   if (typeof value !== 'object' || value === null || !eventTypes.has(value.type as string)) {
     throw corrupt(runId, `its event ${seq} is not a run event`);
   }
+  if (value.type === 'completed' && value.attempt === undefined)
+    return { ...(value as RunEvent), unparsed: true } as RunEvent;
   return value as RunEvent;
 }
 
@@ -191,9 +212,9 @@ function isStoredEntry(item: readonly unknown[]): item is StoredEntry {
   );
 }
 
-function parse(text: string, runId: string, what: string): unknown {
+function parse(text: string, runId: string, what: string, values = false): unknown {
   try {
-    return JSON.parse(text);
+    return values ? parseValue(text) : JSON.parse(text);
   } catch (cause) {
     throw corrupt(runId, `${what} is not valid JSON`, cause);
   }

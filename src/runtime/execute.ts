@@ -1,13 +1,16 @@
 import type { EffectLedger } from '../effects/ledger.js';
 import { type ErrorValue, errorValue, provenance } from '../error/error-value.js';
 import { isWaymarkError } from '../error/waymark-error.js';
-import type { RuntimeNode } from '../graph/compiled.js';
+import type { CompiledGraph, RuntimeNode } from '../graph/compiled.js';
 import type { Spend, TurnRecord } from '../graph/types.js';
+import type { Clock } from './clock.js';
 import { AttemptContext } from './context.js';
+import { parseUpdate, refusalError } from './core/apply-update.js';
+import { messageOf } from './core/call-user.js';
 import { readView } from './core/read-view.js';
 import type { Activation, RunEvent, RunLimits } from './core/snapshot.js';
 
-/** What one attempt needs besides the node: the run's identity, state and signal. */
+/** What one attempt needs besides the node: the run's identity, state, signal and clock. */
 export interface AttemptInput {
   readonly runId: string;
   readonly state: Readonly<Record<string, unknown>>;
@@ -25,22 +28,38 @@ export interface AttemptInput {
   readonly signal: AbortSignal | (() => AbortSignal);
   readonly spent: Spend;
   readonly limits: RunLimits;
-  /** Where the turns an attempt reports are left for its trace entry, by activation id. */
-  readonly turns: Map<string, readonly TurnRecord[]>;
+  readonly clock: Clock;
 }
 
 /**
- * Runs one attempt of one activation and reports it as an event; never rejects. With a
- * `timeoutMs`, the attempt's signal aborts at the limit and the attempt is reported as timed
- * out even if the node ignores the signal; whatever it returns later is discarded.
+ * One attempt as it happened: the event it ends in (a completion with the update as parsed, or
+ * a failure), when it ran, and what it reported for its trace entry. This is all that crosses
+ * from whoever executes a node body to whoever drives the run: no side channel.
+ */
+export interface Attempt {
+  readonly event: Extract<RunEvent, { type: 'completed' | 'failed' }>;
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly turns?: readonly TurnRecord[];
+  readonly reused?: true;
+}
+
+/**
+ * Runs one attempt of one activation and reports it; never rejects. The node's return is parsed
+ * into the fields it sets right here (an update the schema refuses is the attempt's failure),
+ * so its completion event records exactly what will be applied. With a `timeoutMs`, the
+ * attempt's signal aborts at the limit and the attempt is reported as timed out even if the node
+ * ignores the signal, or never yields (a synchronous body that blocks past the limit is judged
+ * by its elapsed time); whatever it returns late is discarded.
  */
 export function executeAttempt(
+  graph: CompiledGraph,
   node: RuntimeNode,
   activation: Activation,
   input: AttemptInput,
-): Promise<RunEvent> {
+): Promise<Attempt> {
   const timeoutMs = node.def.timeoutMs;
-  if (timeoutMs === undefined) return invoke(node, activation, input, input.signal);
+  if (timeoutMs === undefined) return invoke(graph, node, activation, input, input.signal);
   const parent = typeof input.signal === 'function' ? input.signal() : input.signal;
 
   // A controller per attempt only when a timeout needs one: it is the costliest object per step.
@@ -48,80 +67,129 @@ export function executeAttempt(
   const forward = () => controller.abort(parent.reason);
   if (parent.aborted) forward();
   else parent.addEventListener('abort', forward, { once: true });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<RunEvent>((resolve) => {
-    timer = setTimeout(() => {
-      const message = `node "${node.def.name}" did not finish within ${timeoutMs} ms`;
-      const error = errorValue(where(activation), 'NODE_TIMEOUT', 'timeout', message, {
-        timeoutMs,
-      });
-      controller.abort(new Error(message));
-      resolve({ type: 'failed', activation: activation.id, error });
-    }, timeoutMs);
+  const startedAt = input.clock.now();
+  const timer = new AbortController();
+  const expired = input.clock.sleep(timeoutMs, timer.signal).then((): Attempt | undefined => {
+    if (timer.signal.aborted) return undefined;
+    const error = timedOut(node, activation, timeoutMs);
+    controller.abort(new Error(error.message));
+    return failedAttempt(activation, error, startedAt, input.clock.now());
   });
-  return Promise.race([invoke(node, activation, input, controller.signal), expired]).finally(() => {
-    clearTimeout(timer);
+  const ran = invoke(graph, node, activation, input, controller.signal).then((attempt) => {
+    // A body that never yielded could not be interrupted: its elapsed time decides.
+    if (attempt.endedAt - attempt.startedAt <= timeoutMs) return attempt;
+    return failedAttempt(
+      activation,
+      timedOut(node, activation, timeoutMs),
+      startedAt,
+      attempt.endedAt,
+    );
+  });
+  return Promise.race([ran, expired.then((a) => a ?? ran)]).finally(() => {
+    timer.abort();
     parent.removeEventListener('abort', forward);
   });
 }
 
 async function invoke(
+  graph: CompiledGraph,
   node: RuntimeNode,
   activation: Activation,
   input: AttemptInput,
   signal: AbortSignal | (() => AbortSignal),
-): Promise<RunEvent> {
+): Promise<Attempt> {
   const ctx = new AttemptContext(activation, input, signal, node.def.exec);
+  const startedAt = input.clock.now();
+  let update: unknown;
   try {
     // Only a node that declares `reads` pays for a view; the rest get the frozen state as is.
     const state =
       node.reads === undefined
         ? input.state
         : readView(node.reads, input.state, `node "${node.def.name}"`);
-    const update = await node.fn(state, ctx);
-    const event: RunEvent =
-      input.inputHash === undefined
-        ? { type: 'completed', activation: activation.id, update }
-        : { type: 'completed', activation: activation.id, update, inputHash: input.inputHash };
-    return reported(event, ctx, input);
+    update = await node.fn(state, ctx);
   } catch (thrown) {
     const error = toErrorValue(thrown, activation);
-    return reported({ type: 'failed', activation: activation.id, error }, ctx, input);
+    return reported(ctx, failedAttempt(activation, error, startedAt, input.clock.now()));
   }
+  const endedAt = input.clock.now();
+  const parsed = parseUpdate(graph, node, update);
+  if (!parsed.ok) {
+    const error = refusalError(where(activation), parsed);
+    return reported(ctx, failedAttempt(activation, error, startedAt, endedAt));
+  }
+  const event: Attempt['event'] =
+    input.inputHash === undefined
+      ? {
+          type: 'completed',
+          activation: activation.id,
+          attempt: activation.attempt,
+          update: parsed.fields,
+        }
+      : {
+          type: 'completed',
+          activation: activation.id,
+          attempt: activation.attempt,
+          update: parsed.fields,
+          inputHash: input.inputHash,
+        };
+  return reported(ctx, { event, startedAt, endedAt });
 }
 
-/** Adds what the attempt reported (usage, quarantine) to its event; most nodes report nothing. */
-function reported(event: RunEvent, ctx: AttemptContext, input: AttemptInput): RunEvent {
+/** A failed attempt, with the time it failed: a retry's backoff counts from there. */
+export function failedAttempt(
+  activation: Activation,
+  error: ErrorValue,
+  startedAt: number,
+  endedAt: number,
+): Attempt {
+  return {
+    event: {
+      type: 'failed',
+      activation: activation.id,
+      attempt: activation.attempt,
+      error,
+      at: endedAt,
+    },
+    startedAt,
+    endedAt,
+  };
+}
+
+/** Adds what the attempt reported (usage, quarantine, turns); most nodes report nothing. */
+function reported(ctx: AttemptContext, attempt: Attempt): Attempt {
   const turns = ctx.turns();
-  if (turns !== undefined) input.turns.set(ctx.activationId, turns);
   const report = ctx.report();
-  if (report === undefined) return event;
-  // A failed attempt's quarantine is not booked: only a completed one sets outputs aside.
-  if (event.type === 'failed')
-    return report.usage === undefined ? event : { ...event, usage: report.usage };
-  return { ...event, ...report };
+  if (report === undefined && turns === undefined) return attempt;
+  let event = attempt.event;
+  if (report !== undefined) {
+    // A failed attempt's quarantine is not booked: only a completed one sets outputs aside.
+    if (event.type === 'failed') {
+      if (report.usage !== undefined) event = { ...event, usage: report.usage };
+    } else event = { ...event, ...report };
+  }
+  return turns === undefined ? { ...attempt, event } : { ...attempt, event, turns };
+}
+
+function timedOut(node: RuntimeNode, activation: Activation, timeoutMs: number): ErrorValue {
+  const message = `node "${node.def.name}" did not finish within ${timeoutMs} ms`;
+  return errorValue(where(activation), 'NODE_TIMEOUT', 'timeout', message, { timeoutMs });
 }
 
 /** Classifies what a node threw: a WaymarkError keeps its code and class; anything else is transient. */
 function toErrorValue(thrown: unknown, activation: Activation): ErrorValue {
   if (isWaymarkError(thrown)) {
-    const message = thrown.message.startsWith(`${thrown.code}: `)
-      ? thrown.message.slice(thrown.code.length + 2)
-      : thrown.message;
     const value = errorValue(
       where(activation),
       thrown.code,
       thrown.errorClass,
-      message,
+      messageOf(thrown),
       thrown.details,
     );
     return { ...value, ...provenance(thrown) };
   }
-  const message = thrown instanceof Error ? thrown.message : String(thrown);
-  return {
-    ...errorValue(where(activation), 'NODE_FAILED', 'transient', message),
-    ...provenance(thrown),
-  };
+  const value = errorValue(where(activation), 'NODE_FAILED', 'transient', messageOf(thrown));
+  return { ...value, ...provenance(thrown) };
 }
 
 function where(activation: Activation) {

@@ -1,78 +1,129 @@
-import type { Store } from '../store/store.js';
+import type { CompiledGraph } from '../graph/compiled.js';
+import type { Commit, Store } from '../store/store.js';
 import type { Clock } from './clock.js';
-import { encodeEvent, encodeSnapshot, encodeTrace } from './codec.js';
+import { decodeEvent, encodeEvent, encodeSnapshot, encodeTrace } from './codec.js';
 import type { RunEvent, Snapshot } from './core/snapshot.js';
+import { step } from './core/step.js';
 import type { TraceEntry } from './trace.js';
 
 /** Default number of events between two full snapshots. */
 export const defaultSnapshotEvery = 100;
 
+/** What a step's commit carries besides its event: the waits and timers it opens and closes. */
+export type CommitExtras = Pick<Commit, 'waits' | 'timers'>;
+
 /**
  * Writes a run's history to a store: one commit per step, holding the event (whose size follows
- * the node's update, not the state), the trace entries it ended, and the run's new status; a
- * full snapshot every `snapshotEvery` events and whenever the run stops, so a load replays at
- * most that many events through `step`.
+ * the node's update, not the state), the trace entries it ended, the run's new status, and what
+ * the step opened or closed (waits, timers) in the same transaction; a full snapshot every
+ * `snapshotEvery` events and whenever the run stops, so a load replays at most that many events
+ * through `step`. Every commit is fenced by the seq it follows and by the lease epoch it is
+ * made under.
  */
 export class Journal {
   readonly #store: Store;
+  readonly #graph: CompiledGraph;
   readonly #runId: string;
   readonly #clock: Clock;
   readonly #every: number;
   #seq: number;
+  #epoch: number | null;
   #sinceSnapshot = 0;
 
   constructor(
     store: Store,
+    graph: CompiledGraph,
     runId: string,
     seq: number,
     clock: Clock,
-    every = defaultSnapshotEvery,
+    options: { readonly every?: number; readonly epoch?: number | null } = {},
   ) {
     this.#store = store;
+    this.#graph = graph;
     this.#runId = runId;
     this.#seq = seq;
     this.#clock = clock;
-    this.#every = every;
+    this.#every = options.every ?? defaultSnapshotEvery;
+    this.#epoch = options.epoch ?? null;
   }
 
   /** Records a new run with its initial snapshot (sequence 0). */
   static async create(
     store: Store,
+    graph: CompiledGraph,
     snapshot: Snapshot,
     clock: Clock,
     every?: number,
     labels?: Readonly<Record<string, string>>,
   ): Promise<Journal> {
-    const { graph } = snapshot;
+    const stamp = snapshot.graph;
     await store.createRun({
       id: snapshot.runId,
-      graph: graph.name,
-      graphHash: graph.hash,
-      graphVersion: graph.version,
-      stateVersion: graph.stateVersion,
+      graph: stamp.name,
+      graphHash: stamp.hash,
+      graphVersion: stamp.version,
+      stateVersion: stamp.stateVersion,
       createdAt: clock.now(),
       status: snapshot.status,
-      snapshot: encodeSnapshot(snapshot),
+      snapshot: encodeSnapshot(snapshot, graph),
       labels: labels === undefined ? null : JSON.stringify(labels),
     });
-    return new Journal(store, snapshot.runId, 0, clock, every);
+    return new Journal(store, graph, snapshot.runId, 0, clock, {
+      ...(every !== undefined && { every }),
+    });
   }
 
-  /** Commits one step; rejects (and records nothing) on a conflict or a store failure. */
-  async record(event: RunEvent, after: Snapshot, trace: readonly TraceEntry[]): Promise<void> {
-    this.#sinceSnapshot++;
+  /** The seq of the last commit this journal made or caught up to. */
+  get seq(): number {
+    return this.#seq;
+  }
+
+  /** The lease epoch every commit from now on is fenced by. */
+  set epoch(epoch: number | null) {
+    this.#epoch = epoch;
+  }
+
+  /** Commits one step; rejects (and records nothing) on a conflict, a lost lease or a store failure. */
+  async record(
+    event: RunEvent,
+    after: Snapshot,
+    trace: readonly TraceEntry[],
+    extras: CommitExtras = {},
+  ): Promise<void> {
     const stopped = after.status !== 'running';
-    const snapshot = stopped || this.#sinceSnapshot >= this.#every ? encodeSnapshot(after) : null;
+    const snapshot =
+      stopped || this.#sinceSnapshot + 1 >= this.#every ? encodeSnapshot(after, this.#graph) : null;
     await this.#store.commit(this.#runId, {
       seq: this.#seq + 1,
       at: this.#clock.now(),
-      event: encodeEvent(event),
+      event: encodeEvent(event, this.#graph),
       trace: encodeTrace(trace),
       status: after.status,
       error: 'error' in after ? JSON.stringify(after.error) : null,
       snapshot,
+      epoch: this.#epoch,
+      ...extras,
     });
     this.#seq++;
-    if (snapshot !== null) this.#sinceSnapshot = 0;
+    this.#sinceSnapshot = snapshot === null ? this.#sinceSnapshot + 1 : 0;
+  }
+
+  /**
+   * After a conflict: the events another process committed since this journal's seq (a
+   * cancellation, say), folded into `snapshot` through `step`, so the caller can take its own
+   * event again on top of them instead of failing.
+   */
+  async catchUp(snapshot: Snapshot): Promise<Snapshot> {
+    let current = snapshot;
+    for (const stored of await this.#store.events(this.#runId, this.#seq)) {
+      current = step(
+        this.#graph,
+        current,
+        decodeEvent(stored.event, this.#runId, stored.seq),
+      ).snapshot;
+      this.#seq = stored.seq;
+      this.#sinceSnapshot++;
+    }
+    return current;
   }
 }

@@ -1,35 +1,46 @@
 import { storeLedger } from '../effects/ledger.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import type { Store } from '../store/store.js';
+import type { Lease, Store } from '../store/store.js';
 import { systemClock } from './clock.js';
 import type { RunEvent, Snapshot } from './core/snapshot.js';
 import { currentSnapshot } from './current.js';
-import { Driver, resultOf } from './driver.js';
+import { newOwner } from './identity.js';
 import { Journal } from './journal.js';
+import { migrationEvent } from './migrate.js';
+import { Orchestrator } from './orchestrator.js';
+import { defaultLeaseMs, takeRun } from './ownership.js';
+import { resultOf } from './result.js';
 import { checkOptions } from './run.js';
 import type { RunOptions, RunResult } from './run-types.js';
 import { traceOf } from './trace.js';
-import { waitEvents } from './waits.js';
+import { resumeEvents } from './waits.js';
 
-/** Options of {@link resume}: those of a run, except what was fixed when it started. */
-// The run's model, budget and labels were fixed when it started, like maxSteps: a resume keeps them.
+/**
+ * Options of {@link resume}: those of a run, except what was fixed when it started (its id,
+ * store, model, budget and labels). `timeoutMs` gives the run a new deadline from now (the one
+ * it started with is kept otherwise); `maxSteps` raises its step limit.
+ */
 export type ResumeOptions = Omit<
   RunOptions,
-  'runId' | 'store' | 'maxSteps' | 'reuseFrom' | 'model' | 'budget' | 'labels'
+  'runId' | 'store' | 'reuseFrom' | 'model' | 'budget' | 'labels'
 >;
 
 /**
  * Continues a stored run that failed, timed out, waits for a person (its answers recorded with
  * `answer()` are applied; a wait past its timeout becomes a timeout error), or was interrupted
- * mid-flight (its process died while it was `running`). Completed activations are read back, never run again; only the
- * pending ones run. A run that already succeeded is returned as it is. The cost does not grow
- * with the run's history: the result's trace holds what this call ran; the whole history is
- * {@link loadTrace}.
- * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_NOT_RESUMABLE` (cancelled, or nothing left to run),
- *   `GRAPH_MISMATCH`, `STATE_VERSION_UNKNOWN`, `MIGRATION_FAILED`, `STORE_CORRUPT`,
- *   `STORE_VERSION_UNSUPPORTED`; none of them
- *   changes anything stored.
+ * mid-flight (its process died while it was `running`). Completed activations are read back,
+ * never run again; only the pending ones run, and a decision that stopped the run (a visit cap,
+ * a router, a join) is taken again under the graph given. A run that already succeeded is
+ * returned as it is. The run is driven by one process at a time: a run whose owner is alive
+ * is refused, one whose owner is provably dead is taken over at once, and one whose owner
+ * cannot be checked (another host) once its lease expires. The result's trace holds what this
+ * call ran; the whole history is {@link loadTrace}.
+ * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_OWNED`, `RUN_NOT_RESUMABLE` (cancelled, nothing
+ *   left to run, or past its deadline without a new `timeoutMs`), `GRAPH_MISMATCH`,
+ *   `STATE_VERSION_UNKNOWN`, `MIGRATION_FAILED`, `STORE_CORRUPT`, `STORE_VERSION_UNSUPPORTED`;
+ *   none of them changes anything stored. `LEASE_LOST` if another process takes the run over
+ *   while this one drives it.
  *
  * @example
  * const first = await run(g, input, { store });       // failed at step 5
@@ -43,41 +54,122 @@ export async function resume<S, I>(
 ): Promise<RunResult<S>> {
   checkOptions(options);
   const g = graph as CompiledGraph;
+  if ((await store.getRun(runId)) === undefined)
+    throw refuse('RUN_NOT_FOUND', `there is no run "${runId}"`);
+  // The run is loaded once this process owns it: nobody can move it between the load and the
+  // first commit.
+  const me = newOwner();
+  const leaseMs = options.leaseMs ?? defaultLeaseMs;
+  let lease: Lease;
+  try {
+    lease = await takeRun(store, runId, me, leaseMs);
+  } catch (error) {
+    me.done();
+    throw error;
+  }
+  let plan: Plan;
+  try {
+    plan = await planResume(store, g, runId, options);
+  } catch (error) {
+    await letGo(store, lease, me.done);
+    throw error;
+  }
+  if (plan.events.length === 0) {
+    await letGo(store, lease, me.done);
+    return resultOf(plan.snapshot, traceOf([])) as RunResult<S>;
+  }
+  const clock = options.clock ?? systemClock;
+  const journal = new Journal(store, g, runId, plan.seq, clock, {
+    epoch: lease.epoch,
+    ...(options.snapshotEvery !== undefined && { every: options.snapshotEvery }),
+  });
+  const orchestrator = new Orchestrator(g, {
+    ...options,
+    store,
+    journal,
+    ledger: storeLedger(store, runId, () => clock.now()),
+    hashInputs: true,
+    lease: { lease, leaseMs, done: me.done },
+  });
+  return orchestrator.drive(plan.snapshot, plan.events) as Promise<RunResult<S>>;
+}
+
+/** What a resume will do: the run as it stands, and the events that continue it (none: nothing). */
+interface Plan {
+  readonly snapshot: Snapshot;
+  readonly seq: number;
+  readonly events: readonly RunEvent[];
+}
+
+async function planResume(
+  store: Store,
+  graph: CompiledGraph,
+  runId: string,
+  options: ResumeOptions,
+): Promise<Plan> {
   const loaded = await store.loadRun(runId);
   if (loaded === undefined) throw refuse('RUN_NOT_FOUND', `there is no run "${runId}"`);
-  const { run } = loaded;
-  const snapshot = currentSnapshot(g, loaded);
-  const stamp = snapshot.graph;
-
-  if (snapshot.status === 'succeeded') return resultOf(snapshot, traceOf([])) as RunResult<S>;
+  const snapshot = currentSnapshot(graph, loaded);
+  const seq = loaded.run.seq;
+  if (snapshot.status === 'succeeded') return { snapshot, seq, events: [] };
   if (snapshot.status === 'cancelled')
     throw refuse(
       'RUN_NOT_RESUMABLE',
       `run "${runId}" was cancelled; a cancelled run stays cancelled`,
     );
   // Created, but its process died before the start was recorded: start it now.
-  const neverStarted = run.seq === 0 && snapshot.status === 'running';
+  const neverStarted = seq === 0 && snapshot.status === 'running';
   if (snapshot.pending.length === 0 && !neverStarted) {
     const why = 'error' in snapshot ? `: ${snapshot.error.code} ${snapshot.error.message}` : '';
     throw refuse('RUN_NOT_RESUMABLE', `run "${runId}" has nothing left to run${why}`);
   }
-  checkNodesExist(g, snapshot);
-  const clock = options.clock ?? systemClock;
-  const answers = await waitEvents(store, g, snapshot, clock.now());
-  // Still waiting for a person: nothing to do, and nothing is written.
-  if (snapshot.status === 'waiting' && answers.length === 0) {
-    return resultOf(snapshot, traceOf([])) as RunResult<S>;
+  checkNodesExist(graph, snapshot);
+  // Checked before anything else is decided, waiting runs included: an answer recorded for a
+  // state the graph cannot read would never be applied.
+  const migrated =
+    snapshot.graph.stateVersion < graph.stateVersion ? migrationEvent(graph, snapshot) : undefined;
+  const now = (options.clock ?? systemClock).now();
+  const owed = await resumeEvents(store, graph, snapshot, now);
+  const pastDeadline = owed[0]?.type === 'deadline';
+  const first: RunEvent[] = migrated === undefined ? [] : [migrated];
+  if (options.timeoutMs !== undefined) {
+    // A new time limit from now replaces the deadline the run started with.
+    const renewed: RunEvent = {
+      type: 'resumed',
+      deadlineAt: now + options.timeoutMs,
+      timeoutMs: options.timeoutMs,
+      ...(options.maxSteps !== undefined && { maxSteps: options.maxSteps }),
+    };
+    return {
+      snapshot,
+      seq,
+      events: [...first, renewed, ...owed.filter((e) => e.type !== 'deadline')],
+    };
   }
-  const first: RunEvent[] = [];
-  if (stamp.stateVersion < g.stateVersion) first.push(migrate(g, snapshot));
-  if (snapshot.status !== 'waiting')
-    first.push(neverStarted ? { type: 'started' } : { type: 'resumed' });
-  first.push(...answers);
-
-  const journal = new Journal(store, runId, run.seq, clock);
-  const ledger = storeLedger(store, runId, () => clock.now());
-  const driver = new Driver(g, { ...options, store, journal, ledger, hashInputs: true });
-  return driver.drive(snapshot, first) as Promise<RunResult<S>>;
+  if (pastDeadline) {
+    // A run that stopped on its own (failed, timed out) and is past its deadline would only time
+    // out again: the person resuming it gives it a new time limit.
+    if (snapshot.status === 'failed' || snapshot.status === 'timed_out') {
+      const at = new Date(snapshot.limits.deadlineAt!).toISOString();
+      throw refuse(
+        'RUN_NOT_RESUMABLE',
+        `run "${runId}" is past its deadline (${at}); resume it with a new time limit (timeoutMs) to continue`,
+      );
+    }
+    // A run that was interrupted or waiting when its time ran out times out now.
+    return { snapshot, seq, events: [...first, { type: 'deadline' }] };
+  }
+  const raise = options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps };
+  if (snapshot.status === 'waiting') {
+    // Still waiting for a person, and nothing to change: nothing to do, and nothing is written.
+    if (owed.length === 0 && migrated === undefined && options.maxSteps === undefined)
+      return { snapshot, seq, events: [] };
+    const resumed: RunEvent[] =
+      options.maxSteps === undefined ? [] : [{ type: 'resumed', ...raise }];
+    return { snapshot, seq, events: [...first, ...resumed, ...owed] };
+  }
+  const start: RunEvent = neverStarted ? { type: 'started' } : { type: 'resumed', ...raise };
+  return { snapshot, seq, events: [...first, start, ...owed] };
 }
 
 /** Every node a pending activation or an open fan-out needs must still be in the graph. */
@@ -96,52 +188,16 @@ function checkNodesExist(graph: CompiledGraph, snapshot: Snapshot): void {
   }
 }
 
-/** Runs the declared migrations from the checkpoint's state version up to the graph's. */
-function migrate(graph: CompiledGraph, snapshot: Snapshot): RunEvent {
-  const from = snapshot.graph.stateVersion;
-  if (Object.keys(snapshot.fanOuts).length > 0) {
-    throw refuse(
-      'RUN_NOT_RESUMABLE',
-      `run "${snapshot.runId}" has branches in flight; its state cannot be migrated from v${from} until they join`,
-    );
+async function letGo(store: Store, lease: Lease, done: () => void): Promise<void> {
+  try {
+    await store.release(lease);
+  } catch {
+    // Released or not, the lease expires by itself.
+  } finally {
+    done();
   }
-  let state: Record<string, unknown> = structuredClone(snapshot.state) as Record<string, unknown>;
-  for (let version = from; version < graph.stateVersion; version++) {
-    const step = graph.migrations.get(version);
-    if (step === undefined) {
-      throw refuse(
-        'STATE_VERSION_UNKNOWN',
-        `graph "${graph.name}" declares no migration from state version ${version}`,
-      );
-    }
-    try {
-      state = step(state);
-    } catch (cause) {
-      throw refuse(
-        'MIGRATION_FAILED',
-        `the migration from state version ${version} threw: ${cause instanceof Error ? cause.message : String(cause)}`,
-      );
-    }
-  }
-  const parsed = graph.schema.safeParse(state);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw refuse(
-      'MIGRATION_FAILED',
-      `the migrated state does not match state version ${graph.stateVersion}: ${issue?.path.join('.')}: ${issue?.message}`,
-    );
-  }
-  return { type: 'migrated', from, to: graph.stateVersion, state: parsed.data };
 }
 
-function refuse(
-  code:
-    | 'RUN_NOT_FOUND'
-    | 'RUN_NOT_RESUMABLE'
-    | 'GRAPH_MISMATCH'
-    | 'STATE_VERSION_UNKNOWN'
-    | 'MIGRATION_FAILED',
-  message: string,
-) {
+function refuse(code: 'RUN_NOT_FOUND' | 'RUN_NOT_RESUMABLE' | 'GRAPH_MISMATCH', message: string) {
   return new WaymarkError(code, message, { retryable: false });
 }

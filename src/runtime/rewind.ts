@@ -5,12 +5,15 @@ import type { Store } from '../store/store.js';
 import { newRunId, systemClock } from './clock.js';
 import { decodeEvent, decodeSnapshot } from './codec.js';
 import { mergeFields } from './core/apply-update.js';
+import { callUser } from './core/call-user.js';
 import { deepFreeze } from './core/freeze.js';
 import type { Snapshot } from './core/snapshot.js';
 import { step } from './core/step.js';
-import { Driver } from './driver.js';
+import { newOwner } from './identity.js';
 import { Journal } from './journal.js';
 import { labelsOf } from './labels.js';
+import { Orchestrator } from './orchestrator.js';
+import { defaultLeaseMs, takeRun } from './ownership.js';
 import type { ResumeOptions } from './resume.js';
 import { reuseIndex } from './reuse.js';
 import type { RunResult } from './run-types.js';
@@ -107,11 +110,29 @@ export async function rewind<S, I>(
   // The new run carries on the old one's labels (the CLI's graph file) unless told otherwise.
   const inherited = labelsOf(record);
   const labels = options.labels ?? (Object.keys(inherited).length > 0 ? inherited : undefined);
-  const journal = await Journal.create(store, start, clock, options.snapshotEvery, labels);
   const reuse = await reuseIndex(store, runId);
+  const journal = await Journal.create(store, g, start, clock, options.snapshotEvery, labels);
+  const me = newOwner();
+  const leaseMs = options.leaseMs ?? defaultLeaseMs;
+  let lease: Awaited<ReturnType<typeof takeRun>>;
+  try {
+    lease = await takeRun(store, id, me, leaseMs);
+  } catch (error) {
+    me.done();
+    throw error;
+  }
+  journal.epoch = lease.epoch;
   const ledger = storeLedger(store, id, () => clock.now());
-  const driver = new Driver(g, { ...options, store, journal, ledger, hashInputs: true, reuse });
-  return driver.drive(start, [{ type: 'resumed' }]) as Promise<RunResult<S>>;
+  const orchestrator = new Orchestrator(g, {
+    ...options,
+    store,
+    journal,
+    ledger,
+    hashInputs: true,
+    reuse,
+    lease: { lease, leaseMs, done: me.done },
+  });
+  return orchestrator.drive(start, [{ type: 'resumed' }]) as Promise<RunResult<S>>;
 }
 
 function applyNote(
@@ -122,16 +143,20 @@ function applyNote(
   if (update === undefined) return state;
   const fields: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(update)) {
-    const parsed = graph.fieldSchemas.get(field)?.safeParse(value);
-    if (parsed === undefined || !parsed.success) {
+    const schema = graph.fieldSchemas.get(field);
+    const parsed = schema === undefined ? undefined : callUser(() => schema.safeParse(value));
+    if (parsed === undefined || !parsed.ok || !parsed.value.success) {
       throw refuse(
         'OPTIONS_INVALID',
         `the rewind update's "${field}" is not a valid value of a state field`,
       );
     }
-    fields[field] = deepFreeze(parsed.data);
+    fields[field] = deepFreeze(parsed.value.data);
   }
-  return mergeFields(graph, state, Object.freeze(fields));
+  const merged = mergeFields(graph, state, Object.freeze(fields));
+  if (!merged.ok)
+    throw refuse('OPTIONS_INVALID', `the rewind update could not be applied: ${merged.message}`);
+  return merged.state;
 }
 
 function refuse(code: 'RUN_NOT_FOUND' | 'GRAPH_MISMATCH' | 'OPTIONS_INVALID', message: string) {

@@ -20,7 +20,10 @@ export interface RunOptions {
   readonly runId?: string;
   /** Aborting it cancels the run: status `cancelled`, in-flight nodes see their signal abort. */
   readonly signal?: AbortSignal;
-  /** Time limit for the whole run; passing it ends the run `timed_out`. */
+  /**
+   * Time limit for the whole run: its deadline (start + this) is kept with the run, across
+   * resumes; passing it ends the run `timed_out`.
+   */
   readonly timeoutMs?: number;
   /** Most activations the run may complete. Default 10,000. */
   readonly maxSteps?: number;
@@ -53,6 +56,12 @@ export interface RunOptions {
   readonly budget?: Budget;
   /** With a store: write a full snapshot every this many events (and whenever the run stops). Default 100. */
   readonly snapshotEvery?: number;
+  /**
+   * With a store: how long this process's hold on the run (its lease) lasts unless renewed; it is
+   * renewed every third of this while the run is driven. Another process may take the run over
+   * once it expires by the store's clock, or at once when this process is gone. Default 30,000.
+   */
+  readonly leaseMs?: number;
 }
 
 interface ResultBase<S> {

@@ -2,12 +2,15 @@ import { memoryLedger, storeLedger } from '../effects/ledger.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import { maxTimerMs } from '../graph/limits.js';
+import type { Lease } from '../store/store.js';
 import { newRunId, systemClock } from './clock.js';
 import { initialSnapshot } from './core/checkpoint.js';
 import { deepFreeze } from './core/freeze.js';
 import type { RunLimits } from './core/snapshot.js';
-import { Driver } from './driver.js';
+import { newOwner } from './identity.js';
 import { Journal } from './journal.js';
+import { Orchestrator } from './orchestrator.js';
+import { defaultLeaseMs, takeRun } from './ownership.js';
 import { reuseIndex } from './reuse.js';
 import type { RunOptions, RunResult } from './run-types.js';
 import { schemaMismatch } from './schema-mismatch.js';
@@ -38,46 +41,62 @@ export async function run<S, I>(
     );
   }
   checkOptions(options);
-  const { model, budget } = options;
+  const { model, budget, timeoutMs } = options;
+  const clock = options.clock ?? systemClock;
   const limits: RunLimits = {
     maxSteps: options.maxSteps ?? defaultMaxSteps,
     ...(budget?.maxTokens !== undefined && { maxTokens: budget.maxTokens }),
     ...(budget?.maxCostUsd !== undefined && { maxCostUsd: budget.maxCostUsd }),
     ...(model !== undefined && { model }),
+    // The deadline is data from the start: a resume finds it, instead of starting a new one.
+    ...(timeoutMs !== undefined && { deadlineAt: clock.now() + timeoutMs, timeoutMs }),
   };
   const g = graph as CompiledGraph;
   const runId = options.runId ?? newRunId();
   const snapshot = initialSnapshot(g, runId, deepFreeze(parsed.data), limits);
-  const clock = options.clock ?? systemClock;
-  let journal: Journal | undefined;
-  if (options.store !== undefined) {
-    journal = await Journal.create(
-      options.store,
-      snapshot,
-      clock,
-      options.snapshotEvery,
-      options.labels,
-    );
+  const { store } = options;
+  if (store === undefined) {
+    const orchestrator = new Orchestrator(g, {
+      ...options,
+      ledger: memoryLedger(),
+      hashInputs: false,
+    });
+    return orchestrator.drive(snapshot, [{ type: 'started' }]) as Promise<RunResult<S>>;
   }
-  const ledger = options.store
-    ? storeLedger(options.store, runId, () => clock.now())
-    : memoryLedger();
   const reuse =
-    options.reuseFrom === undefined
-      ? undefined
-      : await reuseIndex(options.store!, options.reuseFrom);
-  const driver = new Driver(g, {
+    options.reuseFrom === undefined ? undefined : await reuseIndex(store, options.reuseFrom);
+  const journal = await Journal.create(
+    store,
+    g,
+    snapshot,
+    clock,
+    options.snapshotEvery,
+    options.labels,
+  );
+  // Nobody else knows the run yet; the lease makes this process its one owner from the start.
+  const me = newOwner();
+  const leaseMs = options.leaseMs ?? defaultLeaseMs;
+  let lease: Lease;
+  try {
+    lease = await takeRun(store, runId, me, leaseMs);
+  } catch (error) {
+    me.done();
+    throw error;
+  }
+  journal.epoch = lease.epoch;
+  const orchestrator = new Orchestrator(g, {
     ...options,
-    ledger,
-    hashInputs: options.store !== undefined,
-    ...(journal && { journal }),
+    journal,
+    ledger: storeLedger(store, runId, () => clock.now()),
+    hashInputs: true,
+    lease: { lease, leaseMs, done: me.done },
     ...(reuse && { reuse }),
   });
-  return driver.drive(snapshot, [{ type: 'started' }]) as Promise<RunResult<S>>;
+  return orchestrator.drive(snapshot, [{ type: 'started' }]) as Promise<RunResult<S>>;
 }
 
 /** Rejects run options a run cannot honour, before anything is recorded. */
-export function checkOptions(options: RunOptions): void {
+export function checkOptions(options: Omit<RunOptions, 'runId'>): void {
   const { timeoutMs, maxSteps } = options;
   const bad = (name: string, value: unknown, rule: string) => {
     throw new WaymarkError(
@@ -122,5 +141,12 @@ export function checkOptions(options: RunOptions): void {
   const every = options.snapshotEvery;
   if (every !== undefined && !(Number.isInteger(every) && every > 0)) {
     bad('snapshotEvery', every, 'must be a whole number >= 1');
+  }
+  const { leaseMs } = options;
+  if (
+    leaseMs !== undefined &&
+    !(Number.isInteger(leaseMs) && leaseMs >= 10 && leaseMs <= maxTimerMs)
+  ) {
+    bad('leaseMs', leaseMs, `must be a whole number of ms from 10 to ${maxTimerMs}`);
   }
 }

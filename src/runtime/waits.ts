@@ -1,6 +1,7 @@
 import { errorValue } from '../error/error-value.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import type { Store } from '../store/store.js';
+import type { Store, TimerRecord, WaitRecord } from '../store/store.js';
+import { answerUpdate } from './core/answer-update.js';
 import type { Activation, RunEvent, Snapshot } from './core/snapshot.js';
 
 /** What is stored about a wait beside its request id: enough for `answer()` to check an answer. */
@@ -11,14 +12,13 @@ export interface WaitRequest {
   readonly timeoutMs: number | null;
 }
 
-/** Records the wait of a person node's activation; re-recording keeps the first record. */
-export async function recordWait(
-  store: Store,
+/** The record of the wait a person node's activation opens. */
+export function waitRecord(
   graph: CompiledGraph,
   runId: string,
   activation: Activation,
   openedAt: number,
-): Promise<void> {
+): WaitRecord {
   const wait = activation.waiting!;
   const spec = graph.nodes.get(activation.node)!.wait!;
   const request: WaitRequest = {
@@ -26,7 +26,7 @@ export async function recordWait(
     schema: spec.schema,
     timeoutMs: spec.timeoutMs ?? null,
   };
-  await store.openWait({
+  return {
     runId,
     requestId: wait.requestId,
     node: activation.node,
@@ -36,50 +36,81 @@ export async function recordWait(
     answer: null,
     answeredBy: null,
     answeredAt: null,
-  });
+    closedAt: null,
+  };
+}
+
+/** The timer of a wait that opens now with a `timeoutMs`: when it resolves as a timeout. */
+export function waitTimer(
+  graph: CompiledGraph,
+  runId: string,
+  activation: Activation,
+  openedAt: number,
+): TimerRecord | undefined {
+  const timeoutMs = graph.nodes.get(activation.node)?.wait?.timeoutMs;
+  if (timeoutMs === undefined || activation.waiting === undefined) return undefined;
+  return { runId, id: `wait:${activation.waiting.requestId}`, at: openedAt + timeoutMs };
+}
+
+/** The timer of a run's deadline. */
+export function deadlineTimer(runId: string, at: number): TimerRecord {
+  return { runId, id: 'deadline', at };
 }
 
 /**
- * The events a resume owes the waits of a run: an answer for each answered wait, a timeout
- * error for each wait past its `timeoutMs`. Waits missing from the store (a crash between the
- * commit and the record) are recorded again.
+ * The events a resume owes a run at `now`: the deadline, if it passed; an answer for each
+ * answered wait (its update computed here, once, and recorded with it); a timeout error for
+ * each wait whose timer is due. Waits missing from the store (a crash between a commit and the
+ * record, in files written before waits were part of commits) are recorded again.
  */
-export async function waitEvents(
+export async function resumeEvents(
   store: Store,
   graph: CompiledGraph,
   snapshot: Snapshot,
   now: number,
 ): Promise<RunEvent[]> {
-  const waiting = snapshot.pending.filter((a) => a.waiting !== undefined);
-  if (waiting.length === 0) return [];
-  const records = new Map((await store.listWaits(snapshot.runId)).map((w) => [w.requestId, w]));
   const events: RunEvent[] = [];
+  const deadlineAt = snapshot.limits.deadlineAt;
+  if (deadlineAt !== undefined && now >= deadlineAt) events.push({ type: 'deadline' });
+  const waiting = snapshot.pending.filter((a) => a.waiting !== undefined);
+  if (waiting.length === 0) return events;
+  const [records, timers] = await Promise.all([
+    store.listWaits(snapshot.runId),
+    store.listTimers(snapshot.runId),
+  ]);
+  const byRequest = new Map(records.map((w) => [w.requestId, w]));
+  const due = new Map(timers.map((t) => [t.id, t.at]));
   for (const activation of waiting) {
-    const record = records.get(activation.waiting!.requestId);
+    const requestId = activation.waiting!.requestId;
+    const record = byRequest.get(requestId);
     if (record === undefined) {
-      await recordWait(store, graph, snapshot.runId, activation, now);
+      await store.openWait(waitRecord(graph, snapshot.runId, activation, now));
       continue;
     }
+    const where = { node: activation.node, activation: activation.id, attempt: activation.attempt };
     if (record.answer !== null) {
-      events.push({
-        type: 'answered',
-        activation: activation.id,
-        answer: JSON.parse(record.answer),
-      });
+      const answer = JSON.parse(record.answer) as unknown;
+      const made = answerUpdate(graph, activation, answer, snapshot.state, snapshot.fanOuts);
+      events.push(
+        made.ok
+          ? { type: 'answered', activation: activation.id, answer, update: made.fields }
+          : { type: 'failed', activation: activation.id, error: made.error, at: now },
+      );
       continue;
     }
+    // The timer says when; a file written before timers were stored has none: the wait's own
+    // open time and the graph's timeout say it then.
     const timeoutMs = graph.nodes.get(activation.node)?.wait?.timeoutMs;
-    if (timeoutMs !== undefined && now - record.openedAt > timeoutMs) {
-      const where = {
-        node: activation.node,
-        activation: activation.id,
-        attempt: activation.attempt,
-      };
-      const message = `nobody answered "${activation.node}" within ${timeoutMs} ms`;
+    const at =
+      due.get(`wait:${requestId}`) ??
+      (timeoutMs === undefined ? undefined : record.openedAt + timeoutMs);
+    if (at !== undefined && now > at) {
+      const message = `nobody answered "${activation.node}" within ${timeoutMs ?? at - record.openedAt} ms`;
       events.push({
         type: 'failed',
         activation: activation.id,
         error: errorValue(where, 'WAIT_TIMEOUT', 'timeout', message),
+        at: now,
       });
     }
   }

@@ -1,7 +1,11 @@
 import { WaymarkError } from '../error/waymark-error.js';
+import { type LeaseRow, leaseLost, leaseView, runOwned, takeLease } from './internal/leases.js';
+import { waitClosed } from './internal/waits.js';
 import type {
   Commit,
   EffectRecord,
+  Lease,
+  LeaseClaim,
   LoadedRun,
   MemoRecord,
   NewRun,
@@ -10,16 +14,25 @@ import type {
   RunUsage,
   Store,
   StoredEvent,
+  TimerRecord,
   WaitRecord,
 } from './store.js';
 import { storeFormatVersion } from './store.js';
 
 interface RunRows {
-  run: RunRecord;
+  run: Omit<RunRecord, 'lease'>;
   events: StoredEvent[];
   snapshots: { seq: number; data: string }[];
   effects: Map<string, EffectRecord>;
   waits: Map<string, WaitRecord>;
+  timers: Map<string, TimerRecord>;
+  lease: LeaseRow | undefined;
+}
+
+/** Options of a {@link MemoryStore}. */
+export interface MemoryStoreOptions {
+  /** The store's clock, which alone decides when a lease expires. Default `Date.now`. */
+  readonly now?: () => number;
 }
 
 /**
@@ -34,11 +47,16 @@ interface RunRows {
 export class MemoryStore implements Store {
   readonly #runs = new Map<string, RunRows>();
   readonly #memos: MemoRecord[] = [];
+  readonly #now: () => number;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#now = options.now ?? Date.now;
+  }
 
   async createRun(run: NewRun): Promise<void> {
     if (this.#runs.has(run.id))
       throw new WaymarkError('RUN_EXISTS', `run "${run.id}" exists already`, { retryable: false });
-    const record: RunRecord = {
+    const record: RunRows['run'] = {
       id: run.id,
       graph: run.graph,
       graphHash: run.graphHash,
@@ -58,11 +76,15 @@ export class MemoryStore implements Store {
       snapshots: [{ seq: 0, data: run.snapshot }],
       effects: new Map(),
       waits: new Map(),
+      timers: new Map(),
+      lease: undefined,
     });
   }
 
   async commit(runId: string, commit: Commit): Promise<void> {
     const rows = this.#rows(runId);
+    const epoch = commit.epoch ?? null;
+    if (epoch !== null && epoch !== rows.lease?.epoch) throw leaseLost(runId, epoch, rows.lease);
     if (commit.seq !== rows.run.seq + 1) {
       throw new WaymarkError(
         'STORE_CONFLICT',
@@ -82,13 +104,75 @@ export class MemoryStore implements Store {
       error: commit.error,
       updatedAt: commit.at,
     };
+    for (const wait of commit.waits?.open ?? []) {
+      if (!rows.waits.has(wait.requestId))
+        rows.waits.set(wait.requestId, { ...wait, closedAt: wait.closedAt ?? null });
+    }
+    for (const requestId of commit.waits?.close ?? []) {
+      const wait = rows.waits.get(requestId);
+      if (wait !== undefined && wait.answer === null && !wait.closedAt)
+        rows.waits.set(requestId, { ...wait, closedAt: commit.at });
+    }
+    for (const id of commit.timers?.clear ?? []) rows.timers.delete(id);
+    for (const timer of commit.timers?.set ?? []) rows.timers.set(timer.id, timer);
   }
 
   async loadRun(runId: string): Promise<LoadedRun | undefined> {
     const rows = this.#runs.get(runId);
     if (rows === undefined) return undefined;
     const snapshot = rows.snapshots.at(-1)!;
-    return { run: rows.run, snapshot, events: rows.events.filter((e) => e.seq > snapshot.seq) };
+    return {
+      run: this.#record(rows),
+      snapshot,
+      events: rows.events.filter((e) => e.seq > snapshot.seq),
+    };
+  }
+
+  async acquire(runId: string, claim: LeaseClaim): Promise<Lease> {
+    const rows = this.#rows(runId);
+    const taken = takeLease(runId, rows.lease, claim, this.#now());
+    if (!taken.ok) throw runOwned(runId, rows.lease!, this.#now());
+    rows.lease = taken.row;
+    return { runId, owner: claim.owner, epoch: taken.row.epoch, expiresAt: taken.row.expiresAt };
+  }
+
+  async renew(
+    leases: readonly Lease[],
+    leaseMs: number,
+  ): Promise<{ renewed: Lease[]; lost: string[] }> {
+    const renewed: Lease[] = [];
+    const lost: string[] = [];
+    const expiresAt = this.#now() + leaseMs;
+    for (const lease of leases) {
+      const rows = this.#runs.get(lease.runId);
+      const row = rows?.lease;
+      if (row === undefined || row.epoch !== lease.epoch || row.owner !== lease.owner) {
+        lost.push(lease.runId);
+        continue;
+      }
+      rows!.lease = { ...row, expiresAt };
+      renewed.push({ ...lease, expiresAt });
+    }
+    return { renewed, lost };
+  }
+
+  async release(lease: Lease): Promise<void> {
+    const rows = this.#runs.get(lease.runId);
+    const row = rows?.lease;
+    if (row !== undefined && row.epoch === lease.epoch && row.owner === lease.owner)
+      rows!.lease = { ...row, expiresAt: 0 };
+  }
+
+  async listTimers(runId: string): Promise<TimerRecord[]> {
+    return [...this.#rows(runId).timers.values()].sort((a, b) => a.at - b.at);
+  }
+
+  async dueTimers(at: number, limit?: number): Promise<TimerRecord[]> {
+    const due = [...this.#runs.values()]
+      .flatMap((rows) => [...rows.timers.values()])
+      .filter((t) => t.at <= at)
+      .sort((a, b) => a.at - b.at || (a.runId < b.runId ? -1 : 1));
+    return limit === undefined ? due : due.slice(0, Math.max(0, limit));
   }
 
   async snapshotAt(runId: string, seq: number): Promise<{ seq: number; data: string } | undefined> {
@@ -96,13 +180,14 @@ export class MemoryStore implements Store {
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
-    return this.#runs.get(runId)?.run;
+    const rows = this.#runs.get(runId);
+    return rows === undefined ? undefined : this.#record(rows);
   }
 
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
     const statuses = filter.status === undefined ? undefined : new Set([filter.status].flat());
     const runs = [...this.#runs.values()]
-      .map((r) => r.run)
+      .map((r) => this.#record(r))
       .filter(
         (r) =>
           (statuses === undefined || statuses.has(r.status)) &&
@@ -143,7 +228,8 @@ export class MemoryStore implements Store {
   async openWait(wait: WaitRecord): Promise<void> {
     const waits = this.#rows(wait.runId).waits;
     // Opening the same request again (a replayed step) keeps the first record and its answer.
-    if (!waits.has(wait.requestId)) waits.set(wait.requestId, wait);
+    if (!waits.has(wait.requestId))
+      waits.set(wait.requestId, { ...wait, closedAt: wait.closedAt ?? null });
   }
 
   async answerWait(
@@ -160,6 +246,7 @@ export class MemoryStore implements Store {
         retryable: false,
       });
     }
+    if (wait.answer === null && wait.closedAt) throw waitClosed(runId, requestId);
     if (wait.answer !== null) {
       throw new WaymarkError(
         'WAIT_ALREADY_ANSWERED',
@@ -176,7 +263,7 @@ export class MemoryStore implements Store {
     const waits = [...this.#rows(runId).waits.values()].sort((a, b) => a.openedAt - b.openedAt);
     return options.open === undefined
       ? waits
-      : waits.filter((w) => (w.answer === null) === options.open);
+      : waits.filter((w) => (w.answer === null && !w.closedAt) === options.open);
   }
 
   async putMemo(memo: MemoRecord): Promise<void> {
@@ -199,6 +286,10 @@ export class MemoryStore implements Store {
   }
 
   async close(): Promise<void> {}
+
+  #record(rows: RunRows): RunRecord {
+    return { ...rows.run, lease: leaseView(rows.lease, this.#now()) };
+  }
 
   #rows(runId: string): RunRows {
     const rows = this.#runs.get(runId);

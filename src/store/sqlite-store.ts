@@ -2,20 +2,35 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { WaymarkError } from '../error/waymark-error.js';
+import { leaseLost, runOwned, takeLease } from './internal/leases.js';
 import {
   corrupt,
   type Row,
   readEffect,
   readEvent,
+  readLease,
   readMemo,
   readRun,
   readSnapshot,
+  readTimer,
   readWait,
 } from './internal/rows.js';
 import { migrate } from './internal/schema.js';
+import {
+  conflict,
+  maxSqliteSeq,
+  runNotFound,
+  tooLong,
+  unavailable,
+  unreadableFile,
+} from './internal/sqlite-errors.js';
+import { leaseLostMessage, refusedMessage, statements } from './internal/sqlite-sql.js';
+import { waitClosed } from './internal/waits.js';
 import type {
   Commit,
   EffectRecord,
+  Lease,
+  LeaseClaim,
   LoadedRun,
   MemoRecord,
   NewRun,
@@ -24,6 +39,7 @@ import type {
   RunUsage,
   Store,
   StoredEvent,
+  TimerRecord,
   WaitRecord,
 } from './store.js';
 import { storeFormatVersion } from './store.js';
@@ -47,6 +63,11 @@ export interface SqliteStoreOptions {
    * `STORE_UNAVAILABLE` (retryable). Default 5,000 ms.
    */
   readonly busyTimeoutMs?: number;
+  /**
+   * The store's clock, which alone decides when a run's lease expires. Default `Date.now`: the
+   * file lives on this machine, so every process sharing it reads the same clock.
+   */
+  readonly now?: () => number;
 }
 
 /** The SQLite settings in force on a store's connection, as SQLite reports them. */
@@ -60,92 +81,8 @@ export const defaultSqlitePath = '.waymark/waymark.db';
 
 const synchronousNames = ['off', 'normal', 'full', 'extra'] as const;
 
-/** The most events one run can hold: its history is keyed by (run number << 32) + seq. */
-const maxSqliteSeq = 0xffff_ffff;
-
 /** How many run numbers a store keeps in memory, so a step does not look its run up. */
 const cachedRunNumbers = 1024;
-
-/** The message the commit trigger (schema migration 3) aborts with when it refuses a commit. */
-const refusedMessage = 'waymark: commit refused';
-
-// A run row with its head, the newest row of its history that holds a status (normally its
-// last row): the columns a RunRecord is read from.
-const runColumns = `runs.id, runs.graph, runs.graph_hash, runs.graph_version, runs.state_version,
-    runs.format, runs.created_at, runs.labels,
-    head.key & 4294967295 AS seq, head.status, head.error, head.at AS updated_at
-  FROM runs LEFT JOIN events AS head ON head.key = (
-    SELECT key FROM events
-    WHERE key BETWEEN runs.num << 32 AND (runs.num << 32) + 4294967295 AND status IS NOT NULL
-    ORDER BY key DESC LIMIT 1)`;
-
-// Statements are prepared once per connection; a method runs one of them (SQLite makes it its
-// own transaction) or a few in one transaction. better-sqlite3 is synchronous, so a transaction
-// never spans an await.
-const statements = {
-  // Inside the write transaction, so two processes never take the same number.
-  insertRun: `INSERT INTO runs (id, graph, graph_hash, graph_version, state_version, format,
-      created_at, labels, num)
-    VALUES (@id, @graph, @graphHash, @graphVersion, @stateVersion, @format, @createdAt, @labels,
-      (SELECT coalesce(max(num), 0) + 1 FROM runs))
-    ON CONFLICT (id) DO NOTHING
-    RETURNING num`,
-  insertHead: `INSERT INTO events (key, at, status) VALUES (@num << 32, @createdAt, @status)`,
-  getRun: `SELECT ${runColumns} WHERE runs.id = ?`,
-  runNumber: 'SELECT num FROM runs WHERE id = ?',
-  // One statement per step: the trigger behind the view moves the head and appends the event.
-  // Positional parameters: binding them is measurably cheaper than by name, on every step.
-  insertCommit: `INSERT INTO commits (num, seq, at, event, trace, status, error)
-    VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  insertSnapshot: 'INSERT INTO snapshots (run_id, seq, data) VALUES (?, ?, ?)',
-  // Between the first snapshot and the newest, none is ever read again: keep storage linear.
-  pruneSnapshots: 'DELETE FROM snapshots WHERE run_id = ? AND seq > 0 AND seq < ?',
-  latestSnapshot: 'SELECT seq, data FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
-  snapshotAt:
-    'SELECT seq, data FROM snapshots WHERE run_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1',
-  eventsAfter: `SELECT key & 4294967295 AS seq, at, event, trace FROM events
-    WHERE key > (@num << 32) + @after AND key <= (@num << 32) + 4294967295
-    ORDER BY key`,
-  listRuns: `SELECT ${runColumns}
-    WHERE (@statuses IS NULL OR head.status IN (SELECT value FROM json_each(@statuses)))
-      AND (@graph IS NULL OR runs.graph = @graph)
-    ORDER BY runs.created_at DESC, runs.id DESC
-    LIMIT @limit`,
-  usage: `SELECT
-      (SELECT count(*) FROM events
-        WHERE key > (@num << 32) AND key <= (@num << 32) + 4294967295) AS events,
-      (SELECT coalesce(sum(octet_length(event) + coalesce(octet_length(trace), 0)), 0)
-        FROM events
-        WHERE key > (@num << 32) AND key <= (@num << 32) + 4294967295) AS eventBytes,
-      (SELECT count(*) FROM snapshots WHERE run_id = @id) AS snapshots,
-      (SELECT coalesce(sum(octet_length(data)), 0) FROM snapshots WHERE run_id = @id) AS snapshotBytes`,
-  insertEffect: `INSERT INTO effects (run_id, key, result, at) VALUES (@runId, @key, @result, @at)
-    ON CONFLICT (run_id, key) DO NOTHING`,
-  getEffect: 'SELECT * FROM effects WHERE run_id = ? AND key = ?',
-  insertWait: `INSERT INTO waits (run_id, request_id, node, activation, request, opened_at, answer,
-      answered_by, answered_at)
-    VALUES (@runId, @requestId, @node, @activation, @request, @openedAt, @answer, @answeredBy,
-      @answeredAt)
-    ON CONFLICT (run_id, request_id) DO NOTHING`,
-  // One conditional UPDATE: of two answers racing, only one finds `answer IS NULL`.
-  answerWait: `UPDATE waits SET answer = @answer, answered_by = @by, answered_at = @at
-    WHERE run_id = @runId AND request_id = @requestId AND answer IS NULL
-    RETURNING *`,
-  getWait: 'SELECT * FROM waits WHERE run_id = ? AND request_id = ?',
-  listWaits: `SELECT * FROM waits
-    WHERE run_id = @runId AND (@open IS NULL OR (answer IS NULL) = @open)
-    ORDER BY opened_at, rowid`,
-  insertMemo: `INSERT INTO memos (graph, node, node_version, input_hash, output, run_id, activation, at)
-    VALUES (@graph, @node, @nodeVersion, @inputHash, @output, @runId, @activation, @at)`,
-  findMemo: `SELECT * FROM memos
-    WHERE graph = ? AND node = ? AND node_version = ? AND input_hash = ?
-    ORDER BY rowid DESC LIMIT 1`,
-  begin: 'BEGIN',
-  // Takes the write lock at once: a read-then-write transaction never has to upgrade its lock.
-  beginWrite: 'BEGIN IMMEDIATE',
-  commit: 'COMMIT',
-  rollback: 'ROLLBACK',
-} as const;
 
 type Statements = { readonly [K in keyof typeof statements]: Database.Statement };
 
@@ -166,6 +103,7 @@ export class SqliteStore implements Store {
   readonly #sql: Statements;
   /** Run numbers by run id, newest last: a number never changes once the run exists. */
   readonly #numbers = new Map<string, number>();
+  readonly #now: () => number;
 
   /**
    * Opens (creating if needed) the file and brings its schema up to date.
@@ -191,6 +129,7 @@ export class SqliteStore implements Store {
         { retryable: false },
       );
     }
+    this.#now = options.now ?? Date.now;
     const path = options.path ?? defaultSqlitePath;
     this.path = path === ':memory:' ? path : resolve(path);
     if (this.path !== ':memory:') mkdirSync(dirname(this.path), { recursive: true });
@@ -249,22 +188,84 @@ export class SqliteStore implements Store {
   async commit(runId: string, commit: Commit): Promise<void> {
     if (commit.seq > maxSqliteSeq) throw tooLong(runId, commit.seq);
     const num = this.#number(runId);
-    const { seq, at, event, trace, status, error } = commit;
+    const { seq, at, event, trace, status, error, snapshot, waits, timers } = commit;
+    const epoch = commit.epoch ?? null;
     try {
-      // Most steps carry no snapshot: one INSERT, in its own implicit transaction.
-      if (commit.snapshot === null) {
-        this.#sql.insertCommit.run(num, seq, at, event, trace, status, error);
+      // Most steps carry no snapshot, wait or timer: one INSERT, its own implicit transaction.
+      if (snapshot === null && waits === undefined && timers === undefined) {
+        this.#sql.insertCommit.run(num, seq, at, event, trace, status, error, epoch);
         return;
       }
-      const snapshot = commit.snapshot;
       this.#write(() => {
-        this.#sql.insertCommit.run(num, seq, at, event, trace, status, error);
-        this.#sql.insertSnapshot.run(runId, commit.seq, snapshot);
-        this.#sql.pruneSnapshots.run(runId, commit.seq);
+        this.#sql.insertCommit.run(num, seq, at, event, trace, status, error, epoch);
+        if (snapshot !== null) {
+          this.#sql.insertSnapshot.run(runId, seq, snapshot);
+          this.#sql.pruneSnapshots.run(runId, seq);
+        }
+        for (const wait of waits?.open ?? [])
+          this.#sql.insertWait.run({ ...wait, closedAt: wait.closedAt ?? null });
+        for (const requestId of waits?.close ?? []) this.#sql.closeWait.run(at, runId, requestId);
+        for (const id of timers?.clear ?? []) this.#sql.clearTimer.run(runId, id);
+        for (const timer of timers?.set ?? []) this.#sql.setTimer.run(runId, timer.id, timer.at);
       });
     } catch (error) {
-      throw this.#refused(runId, commit.seq, error);
+      throw this.#refused(runId, seq, epoch, error);
     }
+  }
+
+  async acquire(runId: string, claim: LeaseClaim): Promise<Lease> {
+    return this.#write(() => {
+      const num = this.#number(runId);
+      const row = readLease(prefixed(this.#sql.getLease.get(num) as Row | undefined), runId);
+      const now = this.#now();
+      const taken = takeLease(runId, row, claim, now);
+      if (!taken.ok) throw runOwned(runId, row!, now);
+      const { owner, host, pid, epoch, expiresAt } = taken.row;
+      this.#sql.putLease.run(num, owner, host, pid, epoch, expiresAt);
+      return { runId, owner, epoch, expiresAt };
+    });
+  }
+
+  async renew(
+    leases: readonly Lease[],
+    leaseMs: number,
+  ): Promise<{ renewed: Lease[]; lost: string[] }> {
+    return this.#write(() => {
+      const expiresAt = this.#now() + leaseMs;
+      const renewed: Lease[] = [];
+      const lost: string[] = [];
+      for (const lease of leases) {
+        const { changes } = this.#sql.renewLease.run(
+          expiresAt,
+          lease.runId,
+          lease.epoch,
+          lease.owner,
+        );
+        if (changes === 1) renewed.push({ ...lease, expiresAt });
+        else lost.push(lease.runId);
+      }
+      return { renewed, lost };
+    });
+  }
+
+  async release(lease: Lease): Promise<void> {
+    this.#write(() => this.#sql.releaseLease.run(lease.runId, lease.epoch, lease.owner));
+  }
+
+  async listTimers(runId: string): Promise<TimerRecord[]> {
+    return this.#read(() => {
+      const rows = this.#sql.listTimers.all(runId) as Row[];
+      if (rows.length === 0) this.#existing(runId);
+      return rows.map(readTimer);
+    });
+  }
+
+  async dueTimers(at: number, limit?: number): Promise<TimerRecord[]> {
+    const rows = this.#sql.dueTimers.all(
+      at,
+      limit === undefined ? -1 : Math.max(0, limit),
+    ) as Row[];
+    return rows.map(readTimer);
   }
 
   async snapshotAt(runId: string, seq: number): Promise<{ seq: number; data: string } | undefined> {
@@ -305,6 +306,7 @@ export class SqliteStore implements Store {
   }
 
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
+    const now = this.#now();
     const rows = this.#sql.listRuns.all({
       statuses: filter.status === undefined ? null : JSON.stringify([filter.status].flat()),
       graph: filter.graph ?? null,
@@ -315,7 +317,7 @@ export class SqliteStore implements Store {
     // run stays usable, and loading the bad one still says STORE_CORRUPT.
     return rows.flatMap((row) => {
       try {
-        return [readRun(row, String(row.id))];
+        return [readRun(row, String(row.id), now)];
       } catch (error) {
         if ((error as { code?: unknown }).code === 'STORE_CORRUPT') return [];
         throw error;
@@ -357,7 +359,7 @@ export class SqliteStore implements Store {
     this.#write(() => {
       this.#existing(wait.runId);
       // Opening the same request again (a replayed step) keeps the first record and its answer.
-      this.#sql.insertWait.run({ ...wait });
+      this.#sql.insertWait.run({ ...wait, closedAt: wait.closedAt ?? null });
     });
   }
 
@@ -378,9 +380,11 @@ export class SqliteStore implements Store {
           retryable: false,
         });
       }
+      const record = readWait(wait, runId);
+      if (record.answer === null && record.closedAt) throw waitClosed(runId, requestId);
       throw new WaymarkError(
         'WAIT_ALREADY_ANSWERED',
-        `wait "${requestId}" of run "${runId}" was answered by ${readWait(wait, runId).answeredBy} already`,
+        `wait "${requestId}" of run "${runId}" was answered by ${record.answeredBy} already`,
         { retryable: false },
       );
     });
@@ -442,7 +446,7 @@ export class SqliteStore implements Store {
 
   #run(runId: string): RunRecord | undefined {
     const row = this.#sql.getRun.get(runId) as Row | undefined;
-    return row === undefined ? undefined : readRun(row, runId);
+    return row === undefined ? undefined : readRun(row, runId, this.#now());
   }
 
   #existing(runId: string): RunRecord {
@@ -475,10 +479,17 @@ export class SqliteStore implements Store {
    * Why a commit wrote nothing, as the contract names it: the trigger refuses a stale or
    * out-of-order seq and a damaged head, and only damage leaves a row where the event goes.
    */
-  #refused(runId: string, seq: number, error: unknown): unknown {
+  #refused(runId: string, seq: number, epoch: number | null, error: unknown): unknown {
     const code = (error as { code?: unknown }).code;
-    const refused =
-      code === 'SQLITE_CONSTRAINT_TRIGGER' && (error as Error).message === refusedMessage;
+    const message = (error as Error).message;
+    if (code === 'SQLITE_CONSTRAINT_TRIGGER' && message === leaseLostMessage) {
+      const row = readLease(
+        prefixed(this.#sql.getLease.get(this.#number(runId)) as Row | undefined),
+        runId,
+      );
+      return leaseLost(runId, epoch!, row);
+    }
+    const refused = code === 'SQLITE_CONSTRAINT_TRIGGER' && message === refusedMessage;
     if (!refused && code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return unavailable(this.path, error);
     // The trigger accepted seq - 1 as the head; then an event or snapshot row was in the way.
     if (!refused) {
@@ -513,53 +524,14 @@ export class SqliteStore implements Store {
   }
 }
 
-function runNotFound(runId: string): WaymarkError {
-  return new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
-}
-
-function tooLong(runId: string, seq: number): WaymarkError {
-  return new WaymarkError(
-    'STORE_LIMIT',
-    `run "${runId}" cannot take commit ${seq}: a SQLite store holds at most ${maxSqliteSeq} events per run`,
-    { retryable: false, details: { runId, attempted: seq, limit: maxSqliteSeq } },
-  );
-}
-
-function conflict(runId: string, current: unknown, attempted: number): WaymarkError {
-  return new WaymarkError(
-    'STORE_CONFLICT',
-    `run "${runId}" is at sequence ${current}; a commit for ${attempted} is stale or out of order`,
-    { details: { runId, current, attempted } },
-  );
-}
-
-/** A file SQLite cannot open as a database is reported as corrupt; other errors pass through. */
-// SQLite result codes that say the database cannot be used right now, not that a row is bad.
-const unusable = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|PERM)/;
-
-/**
- * A driver error that means the store cannot be reached (locked by another writer past the busy
- * timeout, disk full, read-only, I/O error) as STORE_UNAVAILABLE; anything else as it is.
- * Nothing was written: the transaction rolled back.
- */
-function unavailable(path: string, error: unknown): unknown {
-  const code = (error as { code?: unknown }).code;
-  if (typeof code !== 'string' || !unusable.test(code)) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new WaymarkError('STORE_UNAVAILABLE', `${path}: ${message} (${code})`, {
-    // Another writer's lock passes; a full disk or a read-only file does not, by itself.
-    retryable: code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'),
-    details: { path, sqlite: code },
-    cause: error,
-  });
-}
-
-function unreadableFile(path: string, error: unknown): unknown {
-  const code = (error as { code?: unknown }).code;
-  if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') return error;
-  return new WaymarkError('STORE_CORRUPT', `${path} is not a waymark database`, {
-    retryable: false,
-    details: { path },
-    cause: error,
-  });
+/** A leases row with its columns named as in a run row's join (`lease_owner`, ...). */
+function prefixed(row: Row | undefined): Row {
+  if (row === undefined) return {};
+  return {
+    lease_owner: row.owner,
+    lease_host: row.host,
+    lease_pid: row.pid,
+    lease_epoch: row.epoch,
+    lease_expires_at: row.expires_at,
+  };
 }

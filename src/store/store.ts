@@ -1,7 +1,9 @@
 /**
- * The persistence contract every store implements (memory, SQLite, PostgreSQL). Stores see
+ * The persistence contract every store implements (memory, SQLite, PostgreSQL), split by
+ * concern: the run log, run ownership (leases), timers, effects, waits and memos. Stores see
  * encoded data only: ids, numbers and JSON strings. Typing, validation and the meaning of the
  * JSON live one layer up, in the runtime, so every store stays small and behaves the same.
+ * One conformance suite (`storeConformance` in `waymark/testing`) holds every store to it.
  *
  * History is event-sourced: each step of a run commits ONE row, its event (which carries the
  * node's update, so its size follows the update, not the state), in one transaction with the
@@ -14,9 +16,11 @@
 
 /**
  * The on-disk format of runs, snapshots and events; bumped on any incompatible change.
- * 2: trace entries are stored as arrays of their fields (1: as objects, which is still read).
+ * 3: a completion records the attempt it ended and its update as parsed (a replay parses
+ * nothing again), and state values JSON cannot hold (a Date) are stored tagged.
+ * 2: trace entries are stored as arrays of their fields (1: as objects). Both are still read.
  */
-export const storeFormatVersion = 2;
+export const storeFormatVersion = 3;
 
 /** Every status a run can have, as stored; the same values as the runtime's `RunStatus`. */
 export const storedStatuses = [
@@ -50,6 +54,22 @@ export interface RunRecord {
   readonly error: string | null;
   /** JSON object of string labels given at start (the CLI records the graph file), or null. */
   readonly labels: string | null;
+  /** Who drives the run, or last drove it: null for a run nobody ever took a lease on. */
+  readonly lease: LeaseRecord | null;
+}
+
+/** A run's lease as stored, with whether it is live by the store's clock. */
+export interface LeaseRecord {
+  readonly owner: string;
+  /** The owner's host name and process id, when it gave them: enough to tell it died. */
+  readonly host: string | null;
+  readonly pid: number | null;
+  /** Bumped each time the run changes owner; every commit of the owner is fenced by it. */
+  readonly epoch: number;
+  /** Ms since the epoch by the store's clock; 0 once released. */
+  readonly expiresAt: number;
+  /** Held: not released, and not past `expiresAt` by the store's clock when it was read. */
+  readonly live: boolean;
 }
 
 /** What `createRun` writes: the run row and its first snapshot (at sequence 0), atomically. */
@@ -67,7 +87,7 @@ export interface NewRun {
   readonly labels?: string | null;
 }
 
-/** One step of a run: written atomically, or not at all. */
+/** One step of a run: written atomically, or not at all, with what it opens, closes and sets. */
 export interface Commit {
   /** Must be the run's current `seq` + 1, else the commit fails with STORE_CONFLICT. */
   readonly seq: number;
@@ -82,6 +102,59 @@ export interface Commit {
   readonly error: string | null;
   /** JSON of the full snapshot after the event: every K steps and whenever the run stops. */
   readonly snapshot: string | null;
+  /**
+   * The lease epoch the commit is made under: refused with LEASE_LOST unless it is the run's
+   * current one, so the commits of an owner whose run was taken over never land. Absent (or
+   * null) only for what any process may append to a run it does not drive, a cancellation:
+   * that is fenced by `seq` alone, and the owner meets it as a conflict at its next commit.
+   */
+  readonly epoch?: number | null;
+  /** Waits the step opened, and waits it closed (by request id) without an answer. */
+  readonly waits?: {
+    readonly open?: readonly WaitRecord[];
+    readonly close?: readonly string[];
+  };
+  /** Timers the step set (replacing one of the same id), and timers it cleared (by id). */
+  readonly timers?: {
+    readonly set?: readonly TimerRecord[];
+    readonly clear?: readonly string[];
+  };
+}
+
+/**
+ * Something due at a time, kept with its run so whoever drives the run next, or a worker
+ * looking for due work, finds it: a wait's timeout, the run's deadline.
+ */
+export interface TimerRecord {
+  readonly runId: string;
+  /** Unique within the run: `deadline`, `wait:<request id>`. */
+  readonly id: string;
+  /** Ms since the epoch. */
+  readonly at: number;
+}
+
+/** What a process claims a run's lease with. */
+export interface LeaseClaim {
+  /** Unique per driver (host, process and a random part): two drivers never share one. */
+  readonly owner: string;
+  readonly host?: string | null;
+  readonly pid?: number | null;
+  /** How long the lease lasts unless renewed, from the store's clock. */
+  readonly leaseMs: number;
+  /**
+   * Take the run over although its lease is live, because its owner is known to be dead (same
+   * host, no such process): only if the lease's epoch is still this one, so that of two
+   * processes taking over the same dead owner's run, one wins.
+   */
+  readonly takeOver?: number;
+}
+
+/** A lease held: the run, its owner, the epoch its commits are fenced by, and its expiry. */
+export interface Lease {
+  readonly runId: string;
+  readonly owner: string;
+  readonly epoch: number;
+  readonly expiresAt: number;
 }
 
 /** A run as loaded to continue it: the latest snapshot and every event after it, in order. */
@@ -128,6 +201,11 @@ export interface WaitRecord {
   readonly answer: string | null;
   readonly answeredBy: string | null;
   readonly answeredAt: number | null;
+  /**
+   * When the wait was closed unanswered because nothing will ever apply an answer (its branch
+   * was cancelled by a join, the run was cancelled); an answer is then refused with WAIT_CLOSED.
+   */
+  readonly closedAt?: number | null;
 }
 
 /** A recorded node output, found again by node name, node version and input hash. */
@@ -152,17 +230,14 @@ export interface RunUsage {
 }
 
 /**
- * The store contract. Errors are WaymarkErrors: RUN_EXISTS, RUN_NOT_FOUND, STORE_CONFLICT (a
- * commit against a stale sequence number: never a silent overwrite), STORE_CORRUPT (a row that
- * cannot be read: that run's load fails, every other run stays usable), WAIT_NOT_FOUND,
- * WAIT_ALREADY_ANSWERED.
- *
- * @example
- * const store = new MemoryStore();
- * await run(g, input, { store });
+ * The run log: runs, their event-sourced history and snapshots. Errors: RUN_EXISTS,
+ * RUN_NOT_FOUND, STORE_CONFLICT (a commit against a stale sequence number: never a silent
+ * overwrite), LEASE_LOST (a commit under an epoch that is no longer the run's), STORE_CORRUPT
+ * (a row that cannot be read: that run's load fails, every other run stays usable).
  */
-export interface Store {
+export interface RunLog {
   createRun(run: NewRun): Promise<void>;
+  /** Appends one step, with the waits and timers it carries, in one transaction. */
   commit(runId: string, commit: Commit): Promise<void>;
   /** The run with its latest snapshot and the events after it; undefined if there is no such run. */
   loadRun(runId: string): Promise<LoadedRun | undefined>;
@@ -180,11 +255,47 @@ export interface Store {
   /** Committed events after `afterSeq` (default 0: all), in order. */
   events(runId: string, afterSeq?: number): Promise<StoredEvent[]>;
   usage(runId: string): Promise<RunUsage>;
+}
 
+/**
+ * One owner per run. A lease names the owner, an epoch and an expiry by the store's clock (never
+ * a caller's). A live lease refuses a second owner with RUN_OWNED (details: the owner, its host
+ * and pid, its epoch and `expiresAt`); an expired or released one is taken with epoch + 1, after
+ * which the old owner's commits are refused (LEASE_LOST).
+ */
+export interface RunOwnership {
+  /** Takes the run's lease, or renews it for the same owner. */
+  acquire(runId: string, claim: LeaseClaim): Promise<Lease>;
+  /**
+   * Extends many leases in one call (a worker renews what it holds in a batch, not one round
+   * trip per run). A lease whose epoch or owner is no longer the run's is lost: the caller must
+   * stop that run's work.
+   */
+  renew(
+    leases: readonly Lease[],
+    leaseMs: number,
+  ): Promise<{ readonly renewed: readonly Lease[]; readonly lost: readonly string[] }>;
+  /** Gives the lease up (a stopped run, a draining worker): anyone may take the run at once. */
+  release(lease: Lease): Promise<void>;
+}
+
+/** Timers commits set: listed per run, and across runs by when they are due. */
+export interface TimerStore {
+  listTimers(runId: string): Promise<TimerRecord[]>;
+  /** Timers due at or before `at`, soonest first. */
+  dueTimers(at: number, limit?: number): Promise<TimerRecord[]>;
+}
+
+/** The effect ledger: one recorded result per idempotency key. */
+export interface EffectStore {
   /** Records an effect's result unless the key has one already; returns the record that stands. */
   recordEffect(effect: EffectRecord): Promise<EffectRecord>;
   getEffect(runId: string, key: string): Promise<EffectRecord | undefined>;
+}
 
+/** Waits for an outside answer. Errors: WAIT_NOT_FOUND, WAIT_ALREADY_ANSWERED, WAIT_CLOSED. */
+export interface WaitStore {
+  /** Records a wait outside a commit (one a crash left unrecorded); re-opening keeps the first. */
   openWait(wait: WaitRecord): Promise<void>;
   /** Records the answer once; a second answer fails with WAIT_ALREADY_ANSWERED. */
   answerWait(
@@ -194,8 +305,12 @@ export interface Store {
     by: string,
     at: number,
   ): Promise<WaitRecord>;
+  /** `open: true`: neither answered nor closed; `open: false`: answered or closed. */
   listWaits(runId: string, options?: { readonly open?: boolean }): Promise<WaitRecord[]>;
+}
 
+/** Recorded node outputs, found again by node name, node version and input hash. */
+export interface MemoStore {
   putMemo(memo: MemoRecord): Promise<void>;
   /** The most recent memo for this node, version and input hash, from any run of the graph. */
   findMemo(
@@ -204,6 +319,15 @@ export interface Store {
     nodeVersion: number,
     inputHash: string,
   ): Promise<MemoRecord | undefined>;
+}
 
+/**
+ * The store contract: every concern above, and closing.
+ *
+ * @example
+ * const store = new MemoryStore();
+ * await run(g, input, { store });
+ */
+export interface Store extends RunLog, RunOwnership, TimerStore, EffectStore, WaitStore, MemoStore {
   close(): Promise<void>;
 }

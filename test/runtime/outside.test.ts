@@ -7,6 +7,7 @@ import {
   graph,
   inspect,
   isWaymarkError,
+  loadTrace,
   person,
   resume,
   rewind,
@@ -110,7 +111,7 @@ describe.each(stores)('a stored run seen from outside, with the %s store', (_nam
     expect((await store.getRun('r'))?.seq).toBe(seq);
   });
 
-  it('a process still executing a run that was cancelled elsewhere loses its next commit', async () => {
+  it('a process still executing a run that was cancelled elsewhere folds the cancellation in at its next commit and stops', async () => {
     const store = makeStore();
     let release!: () => void;
     const gate = new Promise<void>((resolve) => {
@@ -136,8 +137,11 @@ describe.each(stores)('a stored run seen from outside, with the %s store', (_nam
     await cancel(store, slow, 'r');
     release();
 
-    expect(await code(running)).toBe('STORE_CONFLICT');
+    const stopped = await running;
+    expect(stopped.status).toBe('cancelled');
+    expect(stopped.trace.path).toEqual([]); // fetch's late completion changed nothing; draft never ran
     expect((await store.getRun('r'))?.status).toBe('cancelled');
+    expect((await loadTrace(store, 'r')).path).toEqual([]);
   });
 
   it('labels given at start are kept on the run, and a rewind carries them on', async () => {

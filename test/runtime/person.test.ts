@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { answer, graph, isWaymarkError, loadTrace, person, resume, run } from '../../src/index.js';
 import { manualClock } from '../support/clock.js';
-import { stores } from '../support/stores.js';
+import { dyingAt, stores } from '../support/stores.js';
 
 const Post = z.object({
   title: z.string(),
@@ -80,28 +80,36 @@ describe.each(stores)('a person stop point, with the %s store', (_name, makeStor
 
   it('a process that dies after the answer was applied resumes from history with the answer in it', async () => {
     const store = makeStore();
-    const publishing = (hang: boolean) =>
-      graph('approval', { state: Post })
-        .node('count', (s) => ({ edits: s.edits + 1 }), { visits: 3 })
-        .node('approve', person({ prompt: 'publish?', answer: Approval }))
-        .node('publish', () => (hang ? new Promise<never>(() => {}) : { published: true }), {
-          terminal: true,
-        })
-        .edge('count', 'approve')
-        .route('approve', (s) => (s.approved ? 'publish' : 'count'), ['publish', 'count'])
-        .entry('count')
-        .compile();
-    await run(publishing(true), { title: 't' }, { store, runId: 'r' });
+    let publishes = 0;
+    const publishing = graph('approval', { state: Post })
+      .node('count', (s) => ({ edits: s.edits + 1 }), { visits: 3 })
+      .node('approve', person({ prompt: 'publish?', answer: Approval }))
+      .node(
+        'publish',
+        () => {
+          publishes++;
+          return { published: true };
+        },
+        { terminal: true },
+      )
+      .edge('count', 'approve')
+      .route('approve', (s) => (s.approved ? 'publish' : 'count'), ['publish', 'count'])
+      .entry('count')
+      .compile();
+    await run(publishing, { title: 't' }, { store, runId: 'r' });
     await answer(store, 'r', 'r/approve:1', { approved: true }, { by: 'editor' });
-    // The first resume applies the answer, then its process "dies" inside publish: the answer is
-    // now an event after the last snapshot, which the next resume must read back.
-    void resume(store, publishing(true), 'r');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The first resume applies the answer, then its process dies inside publish: nothing after
+    // the answer's commit lands, so the answer is an event after the last snapshot, which the
+    // next resume must read back.
+    const seq = (await store.getRun('r'))!.seq;
+    const died = await resume(dyingAt(store, seq + 2), publishing, 'r').catch(String);
+    expect(died).toContain('the process died');
 
-    const done = await resume(store, publishing(false), 'r');
+    const done = await resume(store, publishing, 'r');
 
     expect(done.status).toBe('succeeded');
     expect(done.state).toMatchObject({ approved: true, published: true });
+    expect(publishes).toBe(2); // the first publish's completion never landed
   });
 
   it('routes a rejection along the node edges like any answer, and asks again under a new request id', async () => {

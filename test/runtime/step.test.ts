@@ -30,7 +30,6 @@ describe('the pure transition function', () => {
       {
         type: 'execute',
         activation: { id: 'plan:1', node: 'plan', attempt: 1, parent: null },
-        delayMs: 0,
       },
     ]);
     expect(snapshot).toMatchObject({ status: 'running', visits: { plan: 1 }, steps: 0 });
@@ -46,7 +45,6 @@ describe('the pure transition function', () => {
       {
         type: 'execute',
         activation: { id: 'verify:1', node: 'verify', attempt: 1, parent: 'plan:1' },
-        delayMs: 0,
       },
     ]);
     const c = step(g, b.snapshot, { type: 'completed', activation: 'verify:1', update: undefined });
@@ -60,7 +58,7 @@ describe('the pure transition function', () => {
     expect(a).toEqual(copy);
   });
 
-  it('asks for a retry after the backoff delay, keeping the activation id', () => {
+  it('asks for a retry not before the backoff delay after the failure, keeping the activation id', () => {
     const a = step(g, start(), { type: 'started' }).snapshot;
     const error = {
       node: 'plan',
@@ -70,14 +68,11 @@ describe('the pure transition function', () => {
       class: 'transient',
       message: 'x',
     } as const;
-    const b = step(g, a, { type: 'failed', activation: 'plan:1', error });
-    expect(b.commands).toEqual([
-      {
-        type: 'execute',
-        activation: { id: 'plan:1', node: 'plan', attempt: 2, parent: null },
-        delayMs: 50,
-      },
-    ]);
+    const b = step(g, a, { type: 'failed', activation: 'plan:1', attempt: 1, error, at: 5_000 });
+    // The backoff is a time in the snapshot, not a sleep: whoever drives the run next sees it.
+    const retry = { id: 'plan:1', node: 'plan', attempt: 2, parent: null, notBefore: 5_050 };
+    expect(b.commands).toEqual([{ type: 'execute', activation: retry }]);
+    expect(b.snapshot.pending).toEqual([retry]);
     expect(b.outcome).toMatchObject({ status: 'failed', retrying: true });
     expect(b.snapshot.errors).toEqual([]);
   });

@@ -67,6 +67,7 @@ function wait(runId: string, requestId: string, openedAt = 2_000): WaitRecord {
     answer: null,
     answeredBy: null,
     answeredAt: null,
+    closedAt: null,
   };
 }
 
@@ -121,6 +122,7 @@ export function storeConformance(name: string, makeStore: () => Promise<StoreFix
             updatedAt: 1_000,
             error: null,
             labels: null,
+            lease: null,
           },
           snapshot: { seq: 0, data: '{"at":0}' },
           events: [],

@@ -44,6 +44,7 @@ describe('reading stored rows', () => {
       answer: null,
       answered_by: null,
       answered_at: null,
+      closed_at: null,
     };
     expect(readWait(wait, 'r1')).toMatchObject({
       answer: null,
@@ -73,15 +74,15 @@ describe('reading stored rows', () => {
   };
 
   it("a run's head with a status outside the contract is STORE_CORRUPT naming its events row", () => {
-    expect(() => readRun({ ...runRow, status: 'paused' }, 'r1')).toThrow(
+    expect(() => readRun({ ...runRow, status: 'paused' }, 'r1', 0)).toThrow(
       /events row at seq 0 holds string "paused" in column status/,
     );
-    expect(readRun(runRow, 'r1').status).toBe('waiting');
+    expect(readRun(runRow, 'r1', 0).status).toBe('waiting');
   });
 
   it('a run whose history has no head (its newest rows are gone) is STORE_CORRUPT', () => {
     const headless = { ...runRow, status: null, seq: null, updated_at: null };
-    expect(() => readRun(headless, 'r1')).toThrow(
+    expect(() => readRun(headless, 'r1', 0)).toThrow(
       expect.objectContaining({
         code: 'STORE_CORRUPT',
         message: expect.stringMatching(/no row of its history holds its status/),

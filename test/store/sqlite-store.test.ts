@@ -428,6 +428,7 @@ describe('SqliteStore on a file', () => {
         updatedAt: 8,
         error: null,
         labels: '{"graphFile":"g.ts"}',
+        lease: null,
       });
       expect(await store.getRun('failed')).toMatchObject({
         status: 'failed',

@@ -1,33 +1,39 @@
 import type { ErrorCode } from '../../error/codes.js';
+import { type ErrorValue, errorValue, provenance } from '../../error/error-value.js';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
+import { callUser, messageOf } from './call-user.js';
 import { deepFreeze } from './freeze.js';
 
 type State = Readonly<Record<string, unknown>>;
 
-/**
- * The new state and the update as parsed (what a join merges later), or why the update was
- * refused (the state is then unchanged).
- */
-export type UpdateResult =
-  | { readonly ok: true; readonly state: State; readonly fields: State | undefined }
-  | {
-      readonly ok: false;
-      readonly code: ErrorCode;
-      readonly message: string;
-      readonly details?: unknown;
-    };
+/** Why an update, or its merge, was refused; the state is then unchanged. */
+export interface UpdateRefusal {
+  readonly ok: false;
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly details?: unknown;
+  /** What user code threw, when a refinement or a reducer threw. */
+  readonly thrown?: unknown;
+}
+
+/** An update as parsed: the fields it sets, each parsed by its schema and frozen. */
+export type Parsed = { readonly ok: true; readonly fields: State | undefined } | UpdateRefusal;
+
+/** The state after merging fields through the reducers. */
+export type Merged = { readonly ok: true; readonly state: State } | UpdateRefusal;
 
 /**
- * Applies a node's update through the field reducers. Only the fields in the update are parsed,
- * reduced and frozen: the cost follows the update's size, not the state's.
+ * Parses what a node returned into the fields it sets: each field's schema applies its
+ * defaults, coercions and transforms, and the node's `writes` are enforced. This happens once,
+ * where the node ran, before its completion becomes an event: the event records the parsed
+ * fields, so a replay applies exactly what the live run applied and parses nothing again.
+ * Only the fields in the update are parsed and frozen: the cost follows the update's size.
+ *
+ * @example
+ * const parsed = parseUpdate(graph, node, { count: '3' }); // { ok: true, fields: { count: 3 } }
  */
-export function applyUpdate(
-  graph: CompiledGraph,
-  node: RuntimeNode,
-  state: State,
-  update: unknown,
-): UpdateResult {
-  if (update === undefined || update === null) return { ok: true, state, fields: undefined };
+export function parseUpdate(graph: CompiledGraph, node: RuntimeNode, update: unknown): Parsed {
+  if (update === undefined || update === null) return { ok: true, fields: undefined };
   if (typeof update !== 'object' || Array.isArray(update)) {
     return refuse(
       'UPDATE_INVALID',
@@ -35,7 +41,7 @@ export function applyUpdate(
     );
   }
   const keys = Object.keys(update);
-  if (keys.length === 0) return { ok: true, state, fields: undefined };
+  if (keys.length === 0) return { ok: true, fields: undefined };
   const fields: Record<string, unknown> = {};
   for (const key of keys) {
     const schema = graph.fieldSchemas.get(key);
@@ -53,7 +59,18 @@ export function applyUpdate(
         { field: key },
       );
     }
-    const parsed = schema.safeParse((update as Record<string, unknown>)[key]);
+    const value = (update as Record<string, unknown>)[key];
+    // A refinement or a transform is user code: it may throw instead of reporting an issue.
+    const called = callUser(() => schema.safeParse(value));
+    if (!called.ok) {
+      return refuse(
+        'UPDATE_INVALID',
+        `node "${node.def.name}" wrote "${key}", and its schema threw: ${messageOf(called.thrown)}`,
+        { field: key },
+        called.thrown,
+      );
+    }
+    const parsed = called.value;
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => ({
         path: [key, ...i.path.map(String)],
@@ -67,47 +84,90 @@ export function applyUpdate(
     }
     fields[key] = deepFreeze(parsed.data);
   }
-  const frozen = Object.freeze(fields);
-  return { ok: true, state: mergeFields(graph, state, frozen), fields: frozen };
+  return { ok: true, fields: Object.freeze(fields) };
 }
 
 /**
- * Merges already-parsed fields into a state through the field reducers. A join uses it to fold
- * each winning branch's updates into the state, in branch order.
+ * Merges parsed fields into a state through the field reducers; a reducer that throws refuses
+ * the merge with `REDUCER_FAILED` instead of throwing out of the transition.
+ *
+ * @example
+ * const merged = mergeFields(graph, state, { log: ['plan'] });
  */
-export function mergeFields(graph: CompiledGraph, state: State, fields: State): State {
+export function mergeFields(graph: CompiledGraph, state: State, fields: State): Merged {
   const next: Record<string, unknown> = { ...state };
   for (const key in fields) {
     const reducer = graph.reducers.get(key);
-    next[key] =
-      reducer === undefined ? fields[key] : deepFreeze(reducer.apply(state[key], fields[key]));
+    if (reducer === undefined) {
+      next[key] = fields[key];
+      continue;
+    }
+    const called = callUser(() => reducer.apply(state[key], fields[key]));
+    if (!called.ok) return reducerFailed(key, called.thrown);
+    next[key] = deepFreeze(called.value);
   }
-  return Object.freeze(next);
+  return { ok: true, state: Object.freeze(next) };
 }
 
 /**
  * Folds many parsed updates into a state in order, freezing each touched field once at the end:
  * a join merging n branches into an append field walks the list once, not n times.
  */
-export function mergeAll(graph: CompiledGraph, state: State, updates: readonly State[]): State {
-  if (updates.length === 0) return state;
+export function mergeAll(graph: CompiledGraph, state: State, updates: readonly State[]): Merged {
+  if (updates.length === 0) return { ok: true, state };
   const next: Record<string, unknown> = { ...state };
   const touched = new Set<string>();
   for (const fields of updates) {
     for (const key in fields) {
       const reducer = graph.reducers.get(key);
-      next[key] = reducer === undefined ? fields[key] : reducer.apply(next[key], fields[key]);
+      if (reducer === undefined) next[key] = fields[key];
+      else {
+        const current = next[key];
+        const called = callUser(() => reducer.apply(current, fields[key]));
+        if (!called.ok) return reducerFailed(key, called.thrown);
+        next[key] = called.value;
+      }
       touched.add(key);
     }
   }
   for (const key of touched) deepFreeze(next[key]);
-  return Object.freeze(next);
+  return { ok: true, state: Object.freeze(next) };
 }
 
-function refuse(code: ErrorCode, message: string, details?: unknown): UpdateResult {
-  return details === undefined
-    ? { ok: false, code, message }
-    : { ok: false, code, message, details };
+/**
+ * The error value of a refused update or merge, at the activation it belongs to; permanent:
+ * the same update fails the same way again.
+ */
+export function refusalError(
+  where: { readonly node: string; readonly activation: string; readonly attempt: number },
+  refusal: UpdateRefusal,
+): ErrorValue {
+  const value = errorValue(where, refusal.code, 'permanent', refusal.message, refusal.details);
+  return refusal.thrown === undefined ? value : { ...value, ...provenance(refusal.thrown) };
+}
+
+function reducerFailed(field: string, thrown: unknown): UpdateRefusal {
+  return refuse(
+    'REDUCER_FAILED',
+    `the reducer of "${field}" threw: ${messageOf(thrown)}`,
+    { field },
+    thrown,
+  );
+}
+
+function refuse(
+  code: ErrorCode,
+  message: string,
+  details?: unknown,
+  thrown?: unknown,
+): UpdateRefusal {
+  return {
+    ok: false,
+    code,
+    message,
+    ...(details !== undefined && { details }),
+    ...(thrown !== undefined && { thrown }),
+  };
 }
 
 function describe(value: unknown): string {

@@ -28,13 +28,10 @@ export interface Draft {
   readonly running: boolean;
   enqueue(node: string, parent: string | null, how?: Scheduling): void;
   /** Records a final failure and follows the node's onError route, fails its branch, or fails the run. */
-  failFinally(
-    node: RuntimeNode,
-    error: ErrorValue,
-    branch: BranchRef | undefined,
-    mayRoute?: boolean,
-  ): void;
+  failFinally(node: RuntimeNode, error: ErrorValue, branch: BranchRef | undefined): void;
   recordError(error: ErrorValue): void;
   /** Drops pending activations and tells the shell to stop the ones in flight. */
   abort(ids: readonly string[]): void;
+  /** Stops the run with a fan-out's join undecided (its score threw): a resume settles it again. */
+  blockJoin(fanOut: FanOut, join: RuntimeNode, error: ErrorValue): void;
 }

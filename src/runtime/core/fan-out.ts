@@ -3,7 +3,8 @@ import type { ErrorValue } from '../../error/error-value.js';
 import { errorValue } from '../../error/error-value.js';
 import type { RuntimeNode } from '../../graph/compiled.js';
 import type { FanOutDef, JoinDef } from '../../graph/types.js';
-import { mergeAll } from './apply-update.js';
+import { mergeAll, refusalError } from './apply-update.js';
+import { callUser, messageOf } from './call-user.js';
 import type { Draft } from './draft.js';
 import type { Activation, Branch, BranchRef, FanOut } from './snapshot.js';
 
@@ -68,6 +69,24 @@ export function branchFailed(d: Draft, ref: BranchRef, error: ErrorValue): void 
   fanOut.running--;
   fanOut.failed++;
   if (!settle(d, ref.fanOut)) startQueued(d, ref.fanOut);
+}
+
+/**
+ * A branch that failed, stopping the run at its join, runs again on resume: it counts as
+ * running, not failed, until it ends again.
+ */
+export function reviveBranch(d: Draft, ref: BranchRef): void {
+  const fanOut = edit(d, ref.fanOut);
+  const { error: _error, ...branch } = fanOut.branches[ref.index]!;
+  fanOut.branches[ref.index] = { ...branch, status: 'running' };
+  fanOut.failed--;
+  fanOut.running++;
+}
+
+/** Takes a join's decision again (on resume, after it could not be taken): settles or starts more. */
+export function settleAgain(d: Draft, id: string): void {
+  if (d.fanOuts[id] === undefined) return;
+  if (!settle(d, id)) startQueued(d, id);
 }
 
 /** Replaces one branch of an open fan-out. */
@@ -201,11 +220,11 @@ function bestOf(d: Draft, fanOut: FanOut, join: RuntimeNode): number | undefined
   let bestScore = Number.NEGATIVE_INFINITY;
   // Index order, strictly greater: the lowest index wins a tie, whatever finished first.
   for (const index of [...fanOut.successes].sort((a, b) => a - b)) {
-    let value: number;
-    try {
-      value = score ? score(fanOut.branches[index]!.state) : 0;
-    } catch (cause) {
-      const message = cause instanceof Error ? cause.message : String(cause);
+    const state = fanOut.branches[index]!.state;
+    const scored =
+      score === undefined ? { ok: true as const, value: 0 } : callUser(() => score(state));
+    if (!scored.ok) {
+      const message = messageOf(scored.thrown);
       failJoin(
         d,
         fanOut,
@@ -214,6 +233,7 @@ function bestOf(d: Draft, fanOut: FanOut, join: RuntimeNode): number | undefined
       );
       return 'threw';
     }
+    const value = scored.value;
     if (best === undefined || value > bestScore) [best, bestScore] = [index, value];
   }
   return best;
@@ -221,20 +241,33 @@ function bestOf(d: Draft, fanOut: FanOut, join: RuntimeNode): number | undefined
 
 /** Merges the winners' updates in branch order, cancels the rest and schedules the join. */
 function resolve(d: Draft, fanOut: FanOut, join: RuntimeNode, winners: readonly number[]): void {
-  const cancelled = cancelOpen(d, fanOut);
   const merged = [...winners].sort((a, b) => a - b);
-  d.state = mergeAll(
+  const mergedState = mergeAll(
     d.graph,
     d.state,
     merged.flatMap((index) => fanOut.branches[index]!.updates),
   );
+  if (!mergedState.ok) {
+    // A reducer threw merging the winners: the join cannot decide until it is fixed. The
+    // branches still running are left pending with the run stopped, and a resume merges again.
+    const where = { node: join.def.name, activation: fanOut.id, attempt: 0 };
+    d.blockJoin(fanOut, join, refusalError(where, mergedState));
+    return;
+  }
+  const cancelled = cancelOpen(d, fanOut);
+  d.state = mergedState.state;
   close(d, fanOut.id);
   d.enqueue(join.def.name, fanOut.id, { join: summary(fanOut, merged, cancelled) });
 }
 
-/** Fails the join as an error value along the join node's onError route, without merging. */
+/**
+ * Fails the join as an error value, without merging. Along the join node's onError route, the
+ * branches still open are cancelled and the fan-out closes. With no route the run stops, and
+ * the fan-out is kept as it stands: the failed branches' activations, and those still in flight,
+ * stay pending, so that a resume runs only those again (the branches that succeeded are kept);
+ * a join that failed with nothing left to run (a score that threw) is settled again instead.
+ */
 function failJoin(d: Draft, fanOut: FanOut, join: RuntimeNode, reason: string): void {
-  const cancelled = cancelOpen(d, fanOut);
   const failures = fanOut.branches.flatMap((b, index) =>
     b.error ? [{ index, error: b.error }] : [],
   );
@@ -242,6 +275,14 @@ function failJoin(d: Draft, fanOut: FanOut, join: RuntimeNode, reason: string): 
   const errorClass: ErrorClass = first?.class ?? 'permanent';
   const message = `join "${join.def.name}" failed: ${reason}${first ? `; first failure: ${first.node}: ${first.message}` : ''}`;
   const where = { node: join.def.name, activation: fanOut.id, attempt: 0 };
+  if (join.def.onError === undefined) {
+    const error = errorValue(where, 'JOIN_FAILED', errorClass, message, summary(fanOut, [], []));
+    const retried = d.pending.some((a) => a.branch?.fanOut === fanOut.id);
+    if (retried) d.failFinally(join, error, undefined);
+    else d.blockJoin(fanOut, join, error);
+    return;
+  }
+  const cancelled = cancelOpen(d, fanOut);
   close(d, fanOut.id);
   const details = summary(fanOut, [], cancelled);
   d.failFinally(join, errorValue(where, 'JOIN_FAILED', errorClass, message, details), undefined);

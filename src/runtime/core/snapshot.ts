@@ -35,7 +35,22 @@ export interface Activation {
   readonly join?: JoinSummary;
   /** Set on a person node's activation: the open wait it stands for, until it is answered. */
   readonly waiting?: OpenWait;
+  /**
+   * Not before this time (ms since the epoch): a retry waiting out its backoff. Data, not a
+   * sleep, so whoever drives the run next (a resume, a worker) knows when it is due.
+   */
+  readonly notBefore?: number;
+  /**
+   * Set on an activation kept so that a resume can pick up a decision that stopped the run,
+   * instead of on work to execute: `enqueue` (it was not scheduled: a visit cap), `route` (it
+   * completed, its router failed), `settle` (its fan-out's join could not decide). A resume
+   * takes the decision again under the graph it resumes with; nothing runs twice.
+   */
+  readonly blocked?: Blocked;
 }
+
+/** What a blocked activation waits to have decided again; see {@link Activation.blocked}. */
+export type Blocked = 'enqueue' | 'route' | 'settle';
 
 /** A wait a person node opened: what was asked, under a stable request id. */
 export interface OpenWait {
@@ -89,6 +104,13 @@ export interface RunLimits {
   readonly maxCostUsd?: number;
   /** The model every model node uses (`provider:model-id`), fixed for the run's whole life. */
   readonly model?: string;
+  /**
+   * When the run times out (ms since the epoch): set from `timeoutMs` when the run starts, and
+   * kept across resumes, so a resume does not restart the run's time limit.
+   */
+  readonly deadlineAt?: number;
+  /** The time limit `deadlineAt` was set from, for the message of the timeout. */
+  readonly timeoutMs?: number;
 }
 
 /** An output a node set aside instead of letting it into state, and why. */
@@ -159,23 +181,58 @@ export type RunEvent =
   | ({
       readonly type: 'completed';
       readonly activation: string;
+      /** The attempt that completed; an event of another attempt is stale and changes nothing. */
+      readonly attempt?: number;
+      /**
+       * The fields the node set, as parsed by their schemas where the node ran (or undefined for
+       * none): exactly what was applied, so a replay parses nothing again.
+       */
       readonly update: unknown;
       /** Hash of the activation's inputs (with a store): what a later run may reuse it by. */
       readonly inputHash?: string;
       /** The update was read back from an earlier run with the same inputs, not computed. */
       readonly reused?: true;
+      /**
+       * The update is a node's raw return, not yet parsed: events stored before store format 3
+       * are read back with this mark, and the transition parses them as it did then.
+       */
+      readonly unparsed?: true;
     } & AttemptReport)
   | ({
       readonly type: 'failed';
       readonly activation: string;
+      /** The attempt that failed; an event of another attempt is stale and changes nothing. */
+      readonly attempt?: number;
       readonly error: ErrorValue;
+      /** When it failed (ms since the epoch): a retry's backoff counts from here. */
+      readonly at?: number;
     } & AttemptReport)
   | { readonly type: 'cancelled'; readonly reason: string }
-  | { readonly type: 'deadline'; readonly timeoutMs: number }
-  /** A stopped or interrupted run continues: its pending activations run again. */
-  | { readonly type: 'resumed' }
-  /** A person answered a wait: the answer becomes the node's update. */
-  | { readonly type: 'answered'; readonly activation: string; readonly answer: unknown }
+  /** The run passed its deadline (`timeoutMs` is set on events stored before deadlines were data). */
+  | { readonly type: 'deadline'; readonly timeoutMs?: number }
+  /**
+   * A stopped or interrupted run continues: its pending activations run again, and its blocked
+   * decisions are taken again. `deadlineAt` replaces the run's deadline (null: none), with the
+   * `timeoutMs` it was set from.
+   */
+  | {
+      readonly type: 'resumed';
+      readonly deadlineAt?: number | null;
+      readonly timeoutMs?: number;
+      /** A raised step limit, for a run that stopped at its old one. */
+      readonly maxSteps?: number;
+    }
+  /**
+   * A person answered a wait: the answer becomes the node's update. `update` is that update as
+   * parsed where the answer was applied; events stored before store format 3 have none, and the
+   * transition computes it from `answer` as it did then.
+   */
+  | {
+      readonly type: 'answered';
+      readonly activation: string;
+      readonly answer: unknown;
+      readonly update?: unknown;
+    }
   /** Stored state was upgraded to the graph's state schema version before resuming. */
   | {
       readonly type: 'migrated';
@@ -186,11 +243,14 @@ export type RunEvent =
 
 /** Outputs of the transition function: what the shell must do next. */
 export type Command =
-  | { readonly type: 'execute'; readonly activation: Activation; readonly delayMs: number }
+  /** Run this activation (at or after its `notBefore`, if it has one). */
+  | { readonly type: 'execute'; readonly activation: Activation }
   /** Stop these in-flight activations (losing branches, a failed join); their results are ignored. */
   | { readonly type: 'abort'; readonly activations: readonly string[] }
   /** Record that this activation waits for an answer (idempotent: re-opening keeps the first). */
-  | { readonly type: 'wait'; readonly activation: Activation };
+  | { readonly type: 'wait'; readonly activation: Activation }
+  /** These waits will never be applied (their branch was cancelled, or the run): close them. */
+  | { readonly type: 'closeWaits'; readonly requestIds: readonly string[] };
 
 /** What became of the activation an event was about, for the trace. */
 export interface Outcome {

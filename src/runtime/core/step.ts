@@ -2,43 +2,65 @@ import type { ErrorClass, ErrorCode } from '../../error/codes.js';
 import { type ErrorValue, errorValue } from '../../error/error-value.js';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
 import { END } from '../../graph/end.js';
-import { applyUpdate } from './apply-update.js';
+import { answerUpdate, nodeState } from './answer-update.js';
+import { mergeFields, parseUpdate, refusalError } from './apply-update.js';
 import { backoffDelay, defaultRetryOn } from './backoff.js';
-import { resumed } from './checkpoint.js';
+import { callUser, userError } from './call-user.js';
+import { stampOf } from './checkpoint.js';
 import type { Draft, Scheduling } from './draft.js';
-import { branchFailed, branchSucceeded, openFanOut, setBranch } from './fan-out.js';
+import {
+  branchFailed,
+  branchSucceeded,
+  openFanOut,
+  reviveBranch,
+  setBranch,
+  settleAgain,
+} from './fan-out.js';
 import { deepFreeze } from './freeze.js';
-import { readDenial, readView } from './read-view.js';
+import { readView } from './read-view.js';
 import type {
   Activation,
   AttemptReport,
-  Branch,
   BranchRef,
   Command,
   FanOut,
   Outcome,
   RunEvent,
+  RunLimits,
   RunStatus,
   Snapshot,
   StepResult,
 } from './snapshot.js';
 
+type State = Snapshot['state'];
+
 /**
  * The runtime's core: `(graph, snapshot, event) -> (snapshot, commands)`. It performs no I/O,
- * reads no clock and never runs a node body; routers and reducers, which are pure by contract,
- * are the only user code it calls. Events about activations that are no longer pending (a late
- * result after a timeout, anything after the run stopped) change nothing.
+ * reads no clock and never runs a node body; the user code it calls (routers, reducers,
+ * prompts, scores, retry predicates) is pure by contract and goes through one funnel that turns
+ * a throw into an error value. Events about activations that are no longer pending, or about
+ * another attempt than the pending one (a late result after a timeout, a worker whose lease
+ * expired), and anything after the run stopped, change nothing.
  */
 export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent): StepResult {
-  if (event.type === 'resumed') return resumed(graph, snapshot);
   if (event.type === 'migrated') {
-    const state = deepFreeze(structuredClone(event.state)) as Snapshot['state'];
+    const state = deepFreeze(structuredClone(event.state)) as State;
     const stamp = { ...snapshot.graph, stateVersion: event.to };
     return { snapshot: { ...snapshot, graph: stamp, state }, commands: [] };
   }
-  // A waiting run takes only what resolves a wait: an answer, or the wait's timeout error.
+  if (event.type === 'resumed') {
+    // Nothing to continue (finished, or stopped with nothing pending): resume() refuses these.
+    if (snapshot.status === 'succeeded' || snapshot.pending.length === 0)
+      return { snapshot, commands: [] };
+    const t = new Transition(graph, snapshot);
+    t.resume(event);
+    return t.result();
+  }
+  // A waiting run takes only what resolves a wait: an answer, or the wait's timeout error; and
+  // its deadline.
   const waitingForThis =
-    snapshot.status === 'waiting' && (event.type === 'answered' || event.type === 'failed');
+    snapshot.status === 'waiting' &&
+    (event.type === 'answered' || event.type === 'failed' || event.type === 'deadline');
   // A stopped run that could still be resumed may be cancelled for good (`cancel()` on a store).
   const cancellingStopped =
     event.type === 'cancelled' &&
@@ -52,28 +74,26 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
       t.enqueue(graph.entry, null);
       break;
     case 'completed':
-      if (event.usage !== undefined || event.quarantine !== undefined)
-        t.report(event.activation, event);
-      t.complete(event.activation, event.update);
+      t.complete(event);
       break;
     case 'answered':
-      t.answer(event.activation, event.answer);
+      t.answer(event);
       break;
     case 'failed':
-      if (event.usage !== undefined) t.report(event.activation, event);
-      t.fail(event.activation, event.error);
+      t.fail(event.activation, event.error, event.attempt, event.at, event);
       break;
     case 'cancelled':
       t.stop('cancelled', 'RUN_CANCELLED', 'permanent', `the run was cancelled: ${event.reason}`);
       break;
-    case 'deadline':
-      t.stop(
-        'timed_out',
-        'RUN_TIMEOUT',
-        'timeout',
-        `the run passed its time limit of ${event.timeoutMs} ms`,
-      );
+    case 'deadline': {
+      const limit = snapshot.limits.timeoutMs ?? event.timeoutMs;
+      const message =
+        limit === undefined
+          ? 'the run passed its deadline'
+          : `the run passed its time limit of ${limit} ms`;
+      t.stop('timed_out', 'RUN_TIMEOUT', 'timeout', message);
       break;
+    }
     default: {
       const never: never = event as never;
       throw new Error(`unknown run event ${JSON.stringify(never)}`);
@@ -89,7 +109,7 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
 class Transition implements Draft {
   readonly graph: CompiledGraph;
   readonly #before: Snapshot;
-  state: Snapshot['state'];
+  state: State;
   pending: Activation[];
   fanOuts: Record<string, FanOut>;
   readonly editing = new Set<string>();
@@ -98,6 +118,8 @@ class Transition implements Draft {
   #errors: Snapshot['errors'];
   #spent: Snapshot['spent'];
   #quarantine: Snapshot['quarantine'];
+  #limits: RunLimits;
+  #stamp: Snapshot['graph'];
   #status: RunStatus = 'running';
   #error: ErrorValue | undefined;
   #outcome: Outcome | undefined;
@@ -114,17 +136,19 @@ class Transition implements Draft {
     this.#errors = snapshot.errors;
     this.#spent = snapshot.spent;
     this.#quarantine = snapshot.quarantine;
+    this.#limits = snapshot.limits;
+    this.#stamp = snapshot.graph;
+  }
+
+  get running(): boolean {
+    return this.#status === 'running';
   }
 
   /**
    * Books what an attempt reported: its usage into the run's spend (tokens are spent whether or
-   * not the attempt succeeded), its quarantined outputs into the run's quarantine. A late report
-   * (the activation is no longer pending: it timed out, the run stopped) is not booked: the run
-   * already moved on without it.
+   * not the attempt succeeded), its quarantined outputs into the run's quarantine.
    */
-  report(id: string, report: AttemptReport): void {
-    const activation = this.pending.find((a) => a.id === id);
-    if (activation === undefined) return;
+  #report(activation: Activation, report: AttemptReport, booksQuarantine: boolean): void {
     const { usage, quarantine } = report;
     if (usage !== undefined) {
       this.#spent = {
@@ -133,8 +157,8 @@ class Transition implements Draft {
         costUsd: this.#spent.costUsd + (usage.costUsd ?? 0),
       };
     }
-    if (quarantine !== undefined && quarantine.length > 0) {
-      const { node } = activation;
+    if (booksQuarantine && quarantine !== undefined && quarantine.length > 0) {
+      const { node, id } = activation;
       this.#quarantine = [
         ...this.#quarantine,
         ...quarantine.map((q) => deepFreeze({ node, activation: id, ...q })),
@@ -142,44 +166,12 @@ class Transition implements Draft {
     }
   }
 
-  get running(): boolean {
-    return this.#status === 'running';
-  }
-
   /** Schedules a new activation of `node`, unless a cap or the step limit stops it. */
   enqueue(node: string, parent: string | null, how: Scheduling = {}): void {
     if (this.#status !== 'running') return;
     const target = this.#node(node);
-    const visit = target.repeats ? (this.#visits[node] ?? 0) + 1 : 1;
     const { branch } = how;
-    const id = branch === undefined ? `${node}:${visit}` : this.#branchId(branch, node);
-    if (visit > target.cap) {
-      const message = `node "${node}" reached its visit cap of ${target.cap} after ${this.#steps} steps`;
-      const error = errorValue({ node, activation: id, attempt: 0 }, 'VISIT_CAP', 'cap', message, {
-        cap: target.cap,
-        steps: this.#steps,
-      });
-      // An onError route that runs into a cap again (a capped node routing errors to itself)
-      // would recurse without end: the second cap in a row is not routed again.
-      this.failFinally(target, error, branch, how.cause?.code !== 'VISIT_CAP');
-      return;
-    }
-    if (this.#steps >= this.#before.limits.maxSteps) {
-      const message = `the run reached its limit of ${this.#before.limits.maxSteps} steps before "${node}"`;
-      this.#finish(
-        'failed',
-        errorValue({ node, activation: id, attempt: 0 }, 'STEP_LIMIT', 'cap', message),
-      );
-      return;
-    }
-    // A node that runs at most once is visit 1 by construction: not counting it keeps the copy
-    // below as small as the set of looping nodes, instead of growing along a chain.
-    if (target.repeats) {
-      // Copy then set: a spread with a computed key is a slow path in V8.
-      const visits: Record<string, number> = Object.assign({}, this.#visits);
-      visits[node] = visit;
-      this.#visits = visits;
-    }
+    const id = branch === undefined ? this.#mainId(target) : this.#branchId(branch, node);
     const activation: Activation =
       how.cause === undefined && branch === undefined && how.join === undefined
         ? { id, node, attempt: 1, parent }
@@ -192,127 +184,234 @@ class Transition implements Draft {
             ...(branch !== undefined && { branch }),
             ...(how.join !== undefined && { join: how.join }),
           };
-    if (target.wait !== undefined) {
-      this.#openWait(target, activation, branch);
-      return;
-    }
-    this.pending.push(activation);
-    this.#commands.push({ type: 'execute', activation, delayMs: 0 });
+    this.#admit(target, activation, how.cause?.code !== 'VISIT_CAP');
   }
 
-  complete(id: string, update: unknown): void {
-    const index = this.pending.findIndex((a) => a.id === id);
+  /**
+   * Lets a new activation in, or stops it at its node's visit cap or the run's step limit. A
+   * stopped activation that nothing handles is kept, blocked, so that a resume (under a graph
+   * with a raised cap, say) admits it again instead of finding nothing to run.
+   */
+  #admit(target: RuntimeNode, activation: Activation, mayRoute: boolean): void {
+    const { node, id } = activation;
+    const visit = target.repeats ? (this.#visits[node] ?? 0) + 1 : 1;
+    if (visit > target.cap) {
+      const message = `node "${node}" reached its visit cap of ${target.cap} after ${this.#steps} steps`;
+      const error = errorValue({ node, activation: id, attempt: 0 }, 'VISIT_CAP', 'cap', message, {
+        cap: target.cap,
+        steps: this.#steps,
+      });
+      // An onError route that runs into a cap again (a capped node routing errors to itself)
+      // would recurse without end: the second cap in a row is not routed again.
+      this.#block(target, activation, 'enqueue', error, mayRoute);
+      return;
+    }
+    if (this.#steps >= this.#limits.maxSteps) {
+      const message = `the run reached its limit of ${this.#limits.maxSteps} steps before "${node}"`;
+      const error = errorValue({ node, activation: id, attempt: 0 }, 'STEP_LIMIT', 'cap', message);
+      this.pending.push(blocked(activation, 'enqueue'));
+      this.#finish('failed', error);
+      return;
+    }
+    // A wait is admitted once its prompt could be asked; a prompt that throws blocks it, and
+    // its visit is not counted, so a resume admits it again under the same id.
+    const admitted = target.wait === undefined ? activation : this.#asked(target, activation);
+    if (admitted === undefined) return;
+    // A node that runs at most once is visit 1 by construction: not counting it keeps the copy
+    // below as small as the set of looping nodes, instead of growing along a chain.
+    if (target.repeats) {
+      // Copy then set: a spread with a computed key is a slow path in V8.
+      const visits: Record<string, number> = Object.assign({}, this.#visits);
+      visits[node] = visit;
+      this.#visits = visits;
+    }
+    this.pending.push(admitted);
+    this.#commands.push(
+      admitted.waiting === undefined
+        ? { type: 'execute', activation: admitted }
+        : { type: 'wait', activation: admitted },
+    );
+  }
+
+  complete(event: Extract<RunEvent, { type: 'completed' }>): void {
+    const index = this.#pendingIndex(event.activation, event.attempt);
     if (index === -1) return;
     const activation = this.pending[index]!;
+    if (activation.waiting !== undefined) return;
+    if (event.usage !== undefined || event.quarantine !== undefined)
+      this.#report(activation, event, true);
+    let fields = event.update as State | undefined;
+    // Events stored before store format 3 carry the node's raw return: parsed here, as then.
+    if (event.unparsed) {
+      const node = this.#node(activation.node);
+      const parsed = parseUpdate(this.graph, node, event.update);
+      if (!parsed.ok) {
+        this.fail(activation.id, refusalError(where(activation), parsed), undefined, undefined);
+        return;
+      }
+      fields = parsed.fields;
+    }
+    this.#apply(index, activation, fields);
+  }
+
+  /** Applies a person's answer as the node's update. */
+  answer(event: Extract<RunEvent, { type: 'answered' }>): void {
+    const index = this.pending.findIndex((a) => a.id === event.activation);
+    const activation = this.pending[index];
+    if (activation?.waiting === undefined) return;
+    let fields = event.update as State | undefined;
+    // Answers stored before store format 3 carry no update: it is computed here, as then.
+    if (!('update' in event)) {
+      const made = answerUpdate(this.graph, activation, event.answer, this.state, this.fanOuts);
+      if (!made.ok) {
+        this.fail(activation.id, made.error, undefined, undefined);
+        return;
+      }
+      fields = made.fields;
+    }
+    this.#apply(index, activation, fields);
+  }
+
+  /** Merges a completed activation's fields into its scope, then moves on from it. */
+  #apply(index: number, activation: Activation, fields: State | undefined): void {
     const node = this.#node(activation.node);
     const { branch } = activation;
     const before =
-      branch === undefined ? this.state : this.fanOuts[branch.fanOut]!.branches[branch.index]!;
-    const scope = branch === undefined ? this.state : (before as Branch).state;
-    const applied = applyUpdate(this.graph, node, scope, update);
-    if (!applied.ok) {
-      const where = { node: node.def.name, activation: id, attempt: activation.attempt };
-      this.fail(id, errorValue(where, applied.code, 'permanent', applied.message, applied.details));
-      return;
+      branch === undefined ? undefined : this.fanOuts[branch.fanOut]!.branches[branch.index]!;
+    const scope = before === undefined ? this.state : before.state;
+    let state = scope;
+    if (fields !== undefined) {
+      const merged = mergeFields(this.graph, scope, fields);
+      if (!merged.ok) {
+        // The node did its work; its update cannot be applied: a bug in a reducer, which a
+        // retry of the node would not fix. Its activation stays pending for a resume.
+        const error = refusalError(where(activation), merged);
+        this.#outcome = { activation, status: 'failed', error, retrying: false };
+        this.#failFor(node, activation, error);
+        return;
+      }
+      state = merged.state;
     }
-    if (branch === undefined) {
-      this.state = applied.state;
-    } else if (applied.fields !== undefined) {
-      const updates = [...(before as Branch).updates, applied.fields];
-      setBranch(this, branch, { state: applied.state, updates });
+    if (before === undefined) this.state = state;
+    else if (fields !== undefined) {
+      setBranch(this, branch!, { state, updates: [...before.updates, fields] });
     }
     this.#steps++;
     this.pending.splice(index, 1);
     this.#outcome = { activation, status: 'succeeded', retrying: false };
+    this.#moveOn(node, activation, state);
+  }
+
+  /** After an activation completed: open its fan-out, or follow its route or edge. */
+  #moveOn(node: RuntimeNode, activation: Activation, state: State): void {
     if (node.fanOut !== undefined) {
       openFanOut(this, node.fanOut, activation);
       return;
     }
-    const next = this.#route(node, activation, applied.state);
+    const next = this.#route(node, activation, state);
     if (next === undefined || !this.running) return;
+    const { branch } = activation;
     if (branch !== undefined && next === this.fanOuts[branch.fanOut]!.join) {
       branchSucceeded(this, branch);
     } else if (next !== END) {
-      this.enqueue(next, id, branch === undefined ? {} : { branch });
+      this.enqueue(next, activation.id, branch === undefined ? {} : { branch });
     }
   }
 
-  /** Applies a person's answer as the node's update (parsed again: the schema may transform). */
-  answer(id: string, answer: unknown): void {
-    const activation = this.pending.find((a) => a.id === id);
-    if (activation?.waiting === undefined) return;
-    const node = this.#node(activation.node);
-    const wait = node.wait!;
-    const parsed = wait.answer.safeParse(answer);
-    const where = { node: node.def.name, activation: id, attempt: activation.attempt };
-    if (!parsed.success) {
-      const message = `the answer to "${node.def.name}" does not match its schema: ${parsed.error.issues[0]?.message}`;
-      this.fail(
-        id,
-        errorValue(where, 'ANSWER_INVALID', 'permanent', message, { issues: parsed.error.issues }),
-      );
-      return;
-    }
-    let update: unknown;
-    try {
-      update = wait.update(parsed.data, this.#nodeState(node, activation));
-    } catch (cause) {
-      const denied = readDenial(cause);
-      if (denied !== undefined) {
-        this.fail(
-          id,
-          errorValue(where, 'READ_DENIED', 'permanent', denied.message, denied.details),
-        );
-        return;
-      }
-      const message = `turning the answer to "${node.def.name}" into an update threw: ${cause instanceof Error ? cause.message : String(cause)}`;
-      this.fail(id, errorValue(where, 'NODE_FAILED', 'permanent', message));
-      return;
-    }
-    this.complete(id, update);
-  }
-
-  fail(id: string, error: ErrorValue): void {
-    const index = this.pending.findIndex((a) => a.id === id);
+  fail(
+    id: string,
+    error: ErrorValue,
+    attempt: number | undefined,
+    at: number | undefined,
+    report?: AttemptReport,
+  ): void {
+    const index = this.#pendingIndex(id, attempt);
     if (index === -1) return;
     const activation = this.pending[index]!;
+    // A waiting activation fails only by its wait's timeout; a blocked one is no attempt.
+    if (activation.blocked !== undefined) return;
+    if (activation.waiting !== undefined && error.code !== 'WAIT_TIMEOUT') return;
+    if (report?.usage !== undefined) this.#report(activation, report, false);
     const node = this.#node(activation.node);
-    const policy = node.def.retry;
-    const retryOn: readonly string[] = policy?.retryOn ?? defaultRetryOn;
-    if (
-      node.traits.retryable &&
-      policy &&
-      activation.attempt < policy.attempts &&
-      retryOn.includes(error.class)
-    ) {
-      const retry: Activation = { ...activation, attempt: activation.attempt + 1 };
+    if (this.#retries(node, activation, error)) {
+      const delay = backoffDelay(node.def.retry!, activation.attempt);
+      const retry: Activation =
+        delay > 0 && at !== undefined
+          ? { ...activation, attempt: activation.attempt + 1, notBefore: at + delay }
+          : withoutNotBefore({ ...activation, attempt: activation.attempt + 1 });
       this.pending[index] = retry;
-      this.#commands.push({
-        type: 'execute',
-        activation: retry,
-        delayMs: backoffDelay(policy, activation.attempt),
-      });
+      this.#commands.push({ type: 'execute', activation: retry });
       this.#outcome = { activation, status: 'failed', error, retrying: true };
       return;
     }
     this.#outcome = { activation, status: 'failed', error, retrying: false };
-    if (node.def.onError !== undefined || activation.branch !== undefined) {
-      // Handled (by a route or by the branch's join): the activation is done, as a failure.
-      this.pending.splice(index, 1);
-      this.#steps++;
-    }
-    // Otherwise the failed activation stays pending, so a resume can try it again.
-    this.failFinally(node, error, activation.branch);
+    this.#failFor(node, activation, error);
   }
 
-  failFinally(
-    node: RuntimeNode,
-    error: ErrorValue,
-    branch: BranchRef | undefined,
-    mayRoute = true,
-  ): void {
+  /** Whether a failed attempt gets another: a retryable kind, attempts left, class and predicate. */
+  #retries(node: RuntimeNode, activation: Activation, error: ErrorValue): boolean {
+    const policy = node.def.retry;
+    if (!node.traits.retryable || policy === undefined || activation.attempt >= policy.attempts)
+      return false;
+    const retryOn: readonly string[] = policy.retryOn ?? defaultRetryOn;
+    if (!retryOn.includes(error.class)) return false;
+    const when = node.retryWhen;
+    if (when === undefined) return true;
+    // A predicate that throws decides nothing: the error stands as it is, not retried.
+    const decided = callUser(() => when(error));
+    return decided.ok && decided.value === true;
+  }
+
+  /**
+   * A pending activation failed for good: its node's onError route handles it (the activation is
+   * done, as a failure), or its branch fails (the join decides), or the run fails with the
+   * activation still pending, so that a resume tries it again.
+   */
+  #failFor(node: RuntimeNode, activation: Activation, error: ErrorValue, mayRoute = true): void {
     this.recordError(error);
     if (node.def.onError !== undefined && mayRoute) {
+      this.#drop(activation.id, true);
+      const how =
+        activation.branch === undefined
+          ? { cause: error }
+          : { cause: error, branch: activation.branch };
+      this.enqueue(node.def.onError, error.activation, how);
+    } else if (activation.branch !== undefined) {
+      branchFailed(this, activation.branch, error);
+      // The join carried on without this branch: the activation is done. If the join gave up
+      // and stopped the run, it stays pending for a resume.
+      if (this.running) this.#drop(activation.id, true);
+    } else {
+      this.#finish('failed', error);
+    }
+  }
+
+  /**
+   * A decision that stopped `activation` (a cap, a router, a join): its node's onError route
+   * handles it, or the activation is kept blocked so a resume takes the decision again.
+   */
+  #block(
+    node: RuntimeNode,
+    activation: Activation,
+    kind: 'enqueue' | 'route',
+    error: ErrorValue,
+    mayRoute: boolean,
+  ): void {
+    if (node.def.onError !== undefined && mayRoute) {
+      this.recordError(error);
+      const { branch } = activation;
+      const how = branch === undefined ? { cause: error } : { cause: error, branch };
+      this.enqueue(node.def.onError, error.activation, how);
+      return;
+    }
+    const kept = blocked(activation, kind);
+    this.pending.push(kept);
+    this.#failFor(node, kept, error, false);
+  }
+
+  failFinally(node: RuntimeNode, error: ErrorValue, branch: BranchRef | undefined): void {
+    this.recordError(error);
+    if (node.def.onError !== undefined) {
       this.enqueue(
         node.def.onError,
         error.activation,
@@ -331,8 +430,27 @@ class Transition implements Draft {
 
   abort(ids: readonly string[]): void {
     const doomed = new Set(ids);
-    this.pending = this.pending.filter((a) => !doomed.has(a.id));
+    const closed: string[] = [];
+    this.pending = this.pending.filter((a) => {
+      if (!doomed.has(a.id)) return true;
+      if (a.waiting !== undefined) closed.push(a.waiting.requestId);
+      return false;
+    });
     this.#commands.push({ type: 'abort', activations: ids });
+    if (closed.length > 0) this.#commands.push({ type: 'closeWaits', requestIds: closed });
+  }
+
+  /** Stops the run with the join of a fan-out undecided: a resume settles it again. */
+  blockJoin(fanOut: FanOut, join: RuntimeNode, error: ErrorValue): void {
+    this.pending.push({
+      id: `${fanOut.id}/${join.def.name}`,
+      node: join.def.name,
+      attempt: 0,
+      parent: fanOut.id,
+      blocked: 'settle',
+    });
+    this.recordError(error);
+    this.#finish('failed', error);
   }
 
   /** Stops the run; the activations in flight stay pending so a resume can run them again. */
@@ -346,6 +464,70 @@ class Transition implements Draft {
     const node = current?.node ?? this.graph.entry;
     const where = { node, activation: current?.id ?? `${node}:0`, attempt: current?.attempt ?? 0 };
     this.#finish(status, errorValue(where, code, errorClass, message));
+    // A cancelled run never moves again: nobody may answer its waits.
+    if (status === 'cancelled') {
+      const open = this.pending.flatMap((a) => (a.waiting ? [a.waiting.requestId] : []));
+      if (open.length > 0) this.#commands.push({ type: 'closeWaits', requestIds: open });
+    }
+  }
+
+  /**
+   * Continues a stopped or interrupted run. Pending activations run again: a failed one with a
+   * fresh retry budget (attempt 1), an interrupted one with the attempt it never finished, a
+   * failed branch's with its branch running again. Blocked decisions are taken again under this
+   * graph: a capped activation is admitted if the cap allows it now, a completed activation's
+   * router runs again, an undecided join settles again. Waits are recorded again (idempotently)
+   * and keep waiting for their answer. The checkpoint is restamped with this graph.
+   */
+  resume(event: Extract<RunEvent, { type: 'resumed' }>): void {
+    const fresh = this.#before.status === 'failed';
+    this.#stamp = stampOf(this.graph);
+    if (event.deadlineAt !== undefined) {
+      const { deadlineAt: _d, timeoutMs: _t, ...rest } = this.#limits;
+      this.#limits = {
+        ...rest,
+        ...(event.deadlineAt !== null && { deadlineAt: event.deadlineAt }),
+        ...(event.timeoutMs !== undefined && { timeoutMs: event.timeoutMs }),
+      };
+    }
+    if (event.maxSteps !== undefined) this.#limits = { ...this.#limits, maxSteps: event.maxSteps };
+    const entries = this.pending;
+    this.pending = [];
+    for (const entry of entries) {
+      if (!this.running) {
+        this.pending.push(entry);
+        continue;
+      }
+      const activation = fresh && entry.blocked === undefined ? restart(entry) : entry;
+      // A branch that failed and stopped the run at its join runs again from where it failed.
+      const ref = activation.branch;
+      if (ref !== undefined && this.fanOuts[ref.fanOut]?.branches[ref.index]?.status === 'failed')
+        reviveBranch(this, ref);
+      switch (activation.blocked) {
+        case 'enqueue': {
+          const { blocked: _b, ...unblocked } = activation;
+          this.#admit(this.#node(activation.node), { ...unblocked, attempt: 1 }, true);
+          continue;
+        }
+        case 'route': {
+          const { blocked: _b, ...done } = activation;
+          const node = this.#node(activation.node);
+          this.#moveOn(node, done, this.#scopeState(done));
+          continue;
+        }
+        case 'settle':
+          settleAgain(this, activation.parent!);
+          continue;
+        case undefined:
+          break;
+      }
+      this.pending.push(activation);
+      this.#commands.push(
+        activation.waiting === undefined
+          ? { type: 'execute', activation }
+          : { type: 'wait', activation },
+      );
+    }
   }
 
   result(): StepResult {
@@ -354,7 +536,8 @@ class Transition implements Draft {
     else if (this.#status === 'running' && this.pending.every((a) => a.waiting !== undefined))
       this.#status = 'waiting';
     const status = this.#status;
-    const { runId, limits, graph } = this.#before;
+    const { runId } = this.#before;
+    const [graph, limits] = [this.#stamp, this.#limits];
     const [state, pending, fanOuts] = [this.state, this.pending, this.fanOuts];
     const [visits, steps, errors] = [this.#visits, this.#steps, this.#errors];
     const [spent, quarantine] = [this.#spent, this.#quarantine];
@@ -395,46 +578,51 @@ class Transition implements Draft {
     return outcome === undefined ? { snapshot, commands } : { snapshot, commands, outcome };
   }
 
-  /** Puts a person node's activation in pending as a wait, and asks the shell to record it. */
-  #openWait(node: RuntimeNode, activation: Activation, branch: BranchRef | undefined): void {
-    let prompt: string;
-    try {
-      prompt = String(node.wait!.prompt(this.#nodeState(node, activation)));
-    } catch (cause) {
-      const where = { node: node.def.name, activation: activation.id, attempt: 0 };
-      const denied = readDenial(cause);
-      const error =
-        denied === undefined
-          ? errorValue(
-              where,
-              'NODE_FAILED',
-              'permanent',
-              `the prompt of "${node.def.name}" threw: ${cause instanceof Error ? cause.message : String(cause)}`,
-            )
-          : errorValue(where, 'READ_DENIED', 'permanent', denied.message, denied.details);
-      this.failFinally(node, error, branch);
-      return;
+  /** A person node's activation with its wait's question asked, or undefined if its prompt threw. */
+  #asked(node: RuntimeNode, activation: Activation): Activation | undefined {
+    const view = nodeState(node, activation, this.state, this.fanOuts);
+    const asked = callUser(() => String(node.wait!.prompt(view)));
+    if (!asked.ok) {
+      const at = { node: node.def.name, activation: activation.id, attempt: 0 };
+      const what = `the prompt of "${node.def.name}" threw`;
+      this.#block(
+        node,
+        activation,
+        'enqueue',
+        userError(at, 'NODE_FAILED', what, asked.thrown),
+        true,
+      );
+      return undefined;
     }
-    const waiting: Activation = {
-      ...activation,
-      waiting: { requestId: `${this.#before.runId}/${activation.id}`, prompt },
-    };
-    this.pending.push(waiting);
-    this.#commands.push({ type: 'wait', activation: waiting });
+    const requestId = `${this.#before.runId}/${activation.id}`;
+    return { ...activation, waiting: { requestId, prompt: asked.value } };
   }
 
   /** The state an activation sees: its branch's, or the run's. */
-  #scopeState(activation: Activation): Snapshot['state'] {
+  #scopeState(activation: Activation): State {
     const ref = activation.branch;
     return ref === undefined ? this.state : this.fanOuts[ref.fanOut]!.branches[ref.index]!.state;
   }
 
-  /** What a person node's prompt and answer see: its scope's state, limited to its `reads`. */
-  #nodeState(node: RuntimeNode, activation: Activation): Snapshot['state'] {
-    const state = this.#scopeState(activation);
-    return node.reads === undefined
-      ? state
-      : readView(node.reads, state, `node "${node.def.name}"`);
+  /** The pending index of `id` at `attempt`; -1 for a stale event (gone, or another attempt). */
+  #pendingIndex(id: string, attempt: number | undefined): number {
+    const index = this.pending.findIndex((a) => a.id === id);
+    if (index === -1 || attempt === undefined) return index;
+    return this.pending[index]!.attempt === attempt ? index : -1;
+  }
+
+  /** Removes a pending entry that is done; a real activation counts as a step. */
+  #drop(id: string, counts: boolean): void {
+    const index = this.pending.findIndex((a) => a.id === id);
+    if (index === -1) return;
+    const [entry] = this.pending.splice(index, 1);
+    if (counts && entry!.blocked === undefined) this.#steps++;
+  }
+
+  /** `node:visit` on the main path. */
+  #mainId(target: RuntimeNode): string {
+    const name = target.def.name;
+    return `${name}:${target.repeats ? (this.#visits[name] ?? 0) + 1 : 1}`;
   }
 
   /** `fanOut[index]/node:n`, counting visits within the branch so ids do not depend on timing. */
@@ -445,45 +633,47 @@ class Transition implements Draft {
     return `${ref.fanOut}[${ref.index}]/${node}:${visit}`;
   }
 
-  /** The router's choice, the static edge, or undefined after failing the run. */
-  #route(node: RuntimeNode, activation: Activation, state: Snapshot['state']): string | undefined {
+  /** The router's choice, the static edge, or undefined after stopping the run. */
+  #route(node: RuntimeNode, activation: Activation, state: State): string | undefined {
     const router = node.router;
     if (router === undefined) return node.next;
     const name = node.def.name;
-    let target: unknown;
-    try {
-      // The router sees what its node may read and write: it decides on what the node found, and
-      // cannot route on a field the node neither read nor wrote.
-      const access = node.routerReads;
-      const view =
-        access === undefined ? state : readView(access, state, `the router of "${name}"`);
-      target = router.fn(view);
-    } catch (cause) {
-      const denied = readDenial(cause);
-      if (denied !== undefined) {
-        this.#fatal(activation, 'READ_DENIED', denied.message, { router: name, ...denied.details });
-        return undefined;
-      }
-      const message = `the router of "${name}" threw: ${cause instanceof Error ? cause.message : String(cause)}`;
-      this.#fatal(activation, 'ROUTER_FAILED', message, { router: name });
+    // The router sees what its node may read and write: it decides on what the node found, and
+    // cannot route on a field the node neither read nor wrote.
+    const access = node.routerReads;
+    const chosen = callUser(() =>
+      router.fn(access === undefined ? state : readView(access, state, `the router of "${name}"`)),
+    );
+    if (!chosen.ok) {
+      const error = userError(
+        where(activation),
+        'ROUTER_FAILED',
+        `the router of "${name}" threw`,
+        chosen.thrown,
+        { router: name },
+      );
+      this.#fatal(activation, error);
       return undefined;
     }
+    const target = chosen.value;
     if (typeof target === 'string' && router.targets.has(target)) return target;
     const declared = [...router.targets].join(', ');
     const message = `the router of "${name}" returned ${JSON.stringify(target) ?? String(target)}, not one of its declared targets [${declared}]`;
-    this.#fatal(activation, 'ROUTE_UNDECLARED', message, {
+    const error = errorValue(where(activation), 'ROUTE_UNDECLARED', 'permanent', message, {
       router: name,
       value: String(target),
       targets: [...router.targets],
     });
+    this.#fatal(activation, error);
     return undefined;
   }
 
-  // A broken router is a bug in the graph, not a failure the graph can handle: no onError.
-  #fatal(activation: Activation, code: ErrorCode, message: string, details: unknown): void {
-    const where = { node: activation.node, activation: activation.id, attempt: activation.attempt };
-    const error = errorValue(where, code, 'permanent', message, details);
+  // A broken router is a bug in the graph, not a failure the graph can handle: no onError, and
+  // the run stops (even from inside a branch). The completed activation is kept, blocked, so a
+  // resume under the fixed graph routes it again without running it again.
+  #fatal(activation: Activation, error: ErrorValue): void {
     this.recordError(error);
+    this.pending.push(blocked(activation, 'route'));
     this.#finish('failed', error);
   }
 
@@ -499,4 +689,23 @@ class Transition implements Draft {
       throw new Error(`waymark internal: node "${name}" is not in graph "${this.graph.name}"`);
     return node;
   }
+}
+
+function where(activation: Activation) {
+  return { node: activation.node, activation: activation.id, attempt: activation.attempt };
+}
+
+function blocked(activation: Activation, kind: 'enqueue' | 'route'): Activation {
+  return { ...activation, attempt: kind === 'enqueue' ? 0 : activation.attempt, blocked: kind };
+}
+
+/** A pending activation of a failed run, tried again from its first attempt. */
+function restart(activation: Activation): Activation {
+  return withoutNotBefore({ ...activation, attempt: 1 });
+}
+
+function withoutNotBefore(activation: Activation): Activation {
+  if (activation.notBefore === undefined) return activation;
+  const { notBefore: _n, ...rest } = activation;
+  return rest;
 }

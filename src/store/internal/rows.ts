@@ -5,9 +5,11 @@ import type {
   RunRecord,
   StoredEvent,
   StoredStatus,
+  TimerRecord,
   WaitRecord,
 } from '../store.js';
 import { storedStatuses } from '../store.js';
+import { type LeaseRow, leaseView } from './leases.js';
 
 // A database row as the driver hands it over: nothing about its types is known until checked.
 // Rows can be damaged by a disk, a hand edit or another program, so every column is checked
@@ -81,6 +83,11 @@ class Columns {
     return value;
   }
 
+  integerOrNull(column: string): number | null {
+    const value = this.#row[column];
+    return value === null || value === undefined ? null : this.integer(column);
+  }
+
   timeOrNull(column: string): number | null {
     const value = this.#row[column];
     return value === null ? null : this.time(column);
@@ -109,10 +116,12 @@ class Columns {
  * interpreted (`loadRun`), so listing still shows such a run. A run without a head lost its
  * newest rows.
  *
+ * `now` is the store's clock: whether the run's lease is live is judged by it.
+ *
  * @example
- * const run = readRun(runWithHeadRow, 'r1');
+ * const run = readRun(runWithHeadRow, 'r1', Date.now());
  */
-export function readRun(row: Row, runId: string): RunRecord {
+export function readRun(row: Row, runId: string, now: number): RunRecord {
   const c = new Columns(row, { runId, table: 'runs' });
   if (row.seq === null && row.status === null) {
     throw corrupt(runId, 'no row of its history holds its status: its newest rows are missing', {
@@ -138,7 +147,39 @@ export function readRun(row: Row, runId: string): RunRecord {
     updatedAt: head.time('updated_at'),
     error: head.textOrNull('error'),
     labels: c.textOrNull('labels'),
+    lease: leaseView(readLease(row, runId), now),
   };
+}
+
+/**
+ * The lease columns of a run row (`lease_owner`, `lease_host`, `lease_pid`, `lease_epoch`,
+ * `lease_expires_at`, from a join with `leases`), or undefined for a run with no lease row.
+ *
+ * @example
+ * const row = readLease(runRow, 'r1');
+ */
+export function readLease(row: Row, runId: string): LeaseRow | undefined {
+  if (row.lease_epoch === null || row.lease_epoch === undefined) return undefined;
+  const c = new Columns(row, { runId, table: 'leases' });
+  return {
+    owner: c.text('lease_owner'),
+    host: c.textOrNull('lease_host'),
+    pid: c.integerOrNull('lease_pid'),
+    epoch: c.integer('lease_epoch'),
+    expiresAt: c.time('lease_expires_at'),
+  };
+}
+
+/**
+ * A `timers` row as a timer record.
+ *
+ * @example
+ * const timer = readTimer(timerRow);
+ */
+export function readTimer(row: Row): TimerRecord {
+  const runId = String(row.run_id);
+  const c = new Columns(row, { runId, table: 'timers', key: String(row.id) });
+  return { runId: c.text('run_id'), id: c.text('id'), at: c.time('at') };
 }
 
 /**
@@ -212,6 +253,7 @@ export function readWait(row: Row, runId: string): WaitRecord {
     answer: c.textOrNull('answer'),
     answeredBy: c.textOrNull('answered_by'),
     answeredAt: c.timeOrNull('answered_at'),
+    closedAt: c.timeOrNull('closed_at'),
   };
 }
 

@@ -143,6 +143,46 @@ export const migrations: readonly string[] = [
       VALUES ((NEW.num << 32) + NEW.seq, NEW.at, NEW.event, NEW.trace, NEW.status, NEW.error);
   END;
   `,
+  // 4: one owner per run, waits closed unanswered, timers. A lease row per run (by its number)
+  // holds the owner, its host and pid, the epoch and the expiry; the commit trigger refuses a
+  // commit made under another epoch than the lease's (a NULL epoch is a commit any process may
+  // make, fenced by seq alone: a cancellation). The check is a read of one row; a renewal, not a
+  // step, writes it. Timers (a wait's timeout, the run's deadline) are rows a commit sets and
+  // clears, listed by when they are due.
+  `
+  CREATE TABLE leases (
+    num INTEGER PRIMARY KEY,
+    owner TEXT NOT NULL,
+    host TEXT,
+    pid INTEGER,
+    epoch INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  ALTER TABLE waits ADD COLUMN closed_at INTEGER;
+  CREATE TABLE timers (
+    run_id TEXT NOT NULL REFERENCES runs (id),
+    id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, id)
+  );
+  CREATE INDEX timers_due ON timers (at);
+
+  DROP TRIGGER commits_append;
+  DROP VIEW commits;
+  CREATE VIEW commits (num, seq, at, event, trace, status, error, epoch) AS
+    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE 0;
+  CREATE TRIGGER commits_append INSTEAD OF INSERT ON commits BEGIN
+    SELECT RAISE(ABORT, 'waymark: lease lost')
+      WHERE NEW.epoch IS NOT NULL
+        AND NEW.epoch IS NOT (SELECT epoch FROM leases WHERE num = NEW.num);
+    UPDATE events SET status = NULL, error = NULL
+      WHERE key = (NEW.num << 32) + NEW.seq - 1 AND NEW.seq BETWEEN 1 AND 4294967295
+        AND status IN ('running', 'waiting', 'succeeded', 'failed', 'cancelled', 'timed_out');
+    SELECT RAISE(ABORT, 'waymark: commit refused') WHERE changes() = 0;
+    INSERT INTO events (key, at, event, trace, status, error)
+      VALUES ((NEW.num << 32) + NEW.seq, NEW.at, NEW.event, NEW.trace, NEW.status, NEW.error);
+  END;
+  `,
 ];
 
 /** The schema version this code writes: the number of migrations. */

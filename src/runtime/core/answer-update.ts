@@ -1,0 +1,77 @@
+import type { ErrorValue } from '../../error/error-value.js';
+import { errorValue } from '../../error/error-value.js';
+import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
+import { parseUpdate, refusalError } from './apply-update.js';
+import { callUser, userError } from './call-user.js';
+import { readView } from './read-view.js';
+import type { Activation, FanOut } from './snapshot.js';
+
+type State = Readonly<Record<string, unknown>>;
+
+/** The update a person's answer makes, as parsed fields, or the error it fails the node with. */
+export type AnswerUpdate =
+  | { readonly ok: true; readonly fields: State | undefined }
+  | { readonly ok: false; readonly error: ErrorValue };
+
+/**
+ * Turns a person's answer into the fields it sets: the answer is parsed by the node's answer
+ * schema, the node's `update` turns it into an update (it sees the node's `reads`), and that is
+ * parsed like any node's return. Done once, where the answer is applied, and recorded in the
+ * `answered` event: a replay applies the recorded fields and calls none of this again.
+ *
+ * @example
+ * const made = answerUpdate(graph, activation, { approved: true }, state, fanOuts);
+ */
+export function answerUpdate(
+  graph: CompiledGraph,
+  activation: Activation,
+  answer: unknown,
+  state: State,
+  fanOuts: Readonly<Record<string, FanOut>>,
+): AnswerUpdate {
+  const node = graph.nodes.get(activation.node)!;
+  const wait = node.wait!;
+  const where = { node: node.def.name, activation: activation.id, attempt: activation.attempt };
+  const what = `the answer to "${node.def.name}"`;
+  const checked = callUser(() => wait.answer.safeParse(answer));
+  if (!checked.ok)
+    return {
+      ok: false,
+      error: userError(where, 'ANSWER_INVALID', `${what}'s schema threw`, checked.thrown),
+    };
+  if (!checked.value.success) {
+    const { issues } = checked.value.error;
+    const message = `${what} does not match its schema: ${issues[0]?.message}`;
+    return {
+      ok: false,
+      error: errorValue(where, 'ANSWER_INVALID', 'permanent', message, { issues }),
+    };
+  }
+  const parsedAnswer = checked.value.data;
+  const view = nodeState(node, activation, state, fanOuts);
+  const made = callUser(() => wait.update(parsedAnswer, view));
+  if (!made.ok) {
+    const error = userError(
+      where,
+      'NODE_FAILED',
+      `turning ${what} into an update threw`,
+      made.thrown,
+    );
+    return { ok: false, error };
+  }
+  const parsed = parseUpdate(graph, node, made.value);
+  if (!parsed.ok) return { ok: false, error: refusalError(where, parsed) };
+  return { ok: true, fields: parsed.fields };
+}
+
+/** What a person node's prompt and answer see: its scope's state, limited to its `reads`. */
+export function nodeState(
+  node: RuntimeNode,
+  activation: Activation,
+  state: State,
+  fanOuts: Readonly<Record<string, FanOut>>,
+): State {
+  const ref = activation.branch;
+  const scope = ref === undefined ? state : fanOuts[ref.fanOut]!.branches[ref.index]!.state;
+  return node.reads === undefined ? scope : readView(node.reads, scope, `node "${node.def.name}"`);
+}

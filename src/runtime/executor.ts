@@ -1,0 +1,182 @@
+import type { EffectLedger } from '../effects/ledger.js';
+import type { CompiledGraph } from '../graph/compiled.js';
+import type { Clock } from './clock.js';
+import { parseUpdate, refusalError } from './core/apply-update.js';
+import { viewOf } from './core/fan-out.js';
+import type { Activation, Snapshot } from './core/snapshot.js';
+import { type Attempt, executeAttempt, failedAttempt } from './execute.js';
+import { inputHash } from './input-hash.js';
+import type { AttemptStart } from './run-types.js';
+
+/** What a {@link LocalExecutor} needs besides the graph. */
+export interface ExecutorOptions {
+  readonly clock: Clock;
+  /** Where `ctx.effect` results are recorded: the run's store, or memory. */
+  readonly ledger: EffectLedger;
+  /** Hash every activation's inputs into its completion event (runs with a store). */
+  readonly hashInputs: boolean;
+  /**
+   * Recorded outputs by input hash (`node@version#digest`): these activations are read back, not
+   * run. `parsed` says whether the output was recorded as parsed (store format 3) or raw.
+   */
+  readonly reuse?: ReadonlyMap<string, { readonly update: unknown; readonly parsed: boolean }>;
+  readonly onAttemptStart?: (attempt: AttemptStart) => void;
+}
+
+/**
+ * Runs node bodies in this process, the executor half of the orchestrator/executor split: it
+ * takes an activation the orchestrator committed, waits out its `notBefore`, runs one attempt,
+ * and hands the attempt back. It holds no run state beyond what is in flight; a queue of workers
+ * on other machines plays the same part for the PostgreSQL store.
+ */
+export class LocalExecutor {
+  readonly #graph: CompiledGraph;
+  readonly #options: ExecutorOptions;
+  readonly #done: (attempt: Attempt) => void;
+  // Aborted when the run stops for any reason, so in-flight nodes stop waiting.
+  readonly #stopped = new AbortController();
+  readonly #branchSignals = new Map<string, AbortController>();
+  readonly #cancelled = new Set<string>();
+  readonly #inFlight = new Map<
+    string,
+    { readonly activation: Activation; readonly startedAt: number }
+  >();
+
+  constructor(graph: CompiledGraph, options: ExecutorOptions, done: (attempt: Attempt) => void) {
+    this.#graph = graph;
+    this.#options = options;
+    this.#done = done;
+  }
+
+  /** Attempts started and not yet ended, by activation id. */
+  get inFlight(): ReadonlyMap<
+    string,
+    { readonly activation: Activation; readonly startedAt: number }
+  > {
+    return this.#inFlight;
+  }
+
+  /** Runs one attempt of `activation` against the state `snapshot` gives it. */
+  execute(activation: Activation, snapshot: Snapshot): void {
+    const { clock } = this.#options;
+    // A branch can be cancelled while the run goes on (a sibling won an `any` join), so it
+    // gets a controller of its own, created only if the node reads ctx.signal.
+    let signal: AbortSignal | (() => AbortSignal) = this.#stopped.signal;
+    if (activation.branch !== undefined) signal = () => this.#branchSignal(activation.id);
+    const view = viewOf(snapshot.state, snapshot.fanOuts, activation);
+    const node = this.#graph.nodes.get(activation.node)!;
+    // Only a durable run records input hashes: they are what a later run reuses outputs by.
+    const hash = this.#options.hashInputs ? inputHash(node, view.state, view.item) : undefined;
+    const recorded = hash === undefined ? undefined : this.#options.reuse?.get(hash);
+    if (recorded !== undefined) {
+      queueMicrotask(() => this.#done(this.#reused(activation, hash!, recorded)));
+      return;
+    }
+    const input = {
+      runId: snapshot.runId,
+      ...view,
+      errors: snapshot.errors,
+      ledger: this.#options.ledger,
+      inputHash: hash,
+      signal,
+      spent: snapshot.spent,
+      limits: snapshot.limits,
+      clock,
+    };
+    const start = () => {
+      const startedAt = clock.now();
+      this.#inFlight.set(activation.id, { activation, startedAt });
+      this.#options.onAttemptStart?.({
+        node: activation.node,
+        activation: activation.id,
+        attempt: activation.attempt,
+        startedAt,
+      });
+      return executeAttempt(this.#graph, node, activation, input);
+    };
+    const stopped = this.#stopped.signal;
+    const wait = activation.notBefore === undefined ? 0 : activation.notBefore - clock.now();
+    const attempt =
+      wait > 0
+        ? clock
+            .sleep(wait, stopped)
+            .then(() =>
+              stopped.aborted || this.#cancelled.has(activation.id) ? undefined : start(),
+            )
+        : start();
+    attempt.then((a) => {
+      if (a === undefined) return;
+      this.#inFlight.delete(activation.id);
+      // A finished activation's signal must not abort later, when its siblings are cancelled.
+      this.#branchSignals.delete(activation.id);
+      if (!stopped.aborted && !this.#cancelled.has(activation.id)) this.#done(a);
+    });
+  }
+
+  /** Stops activations the run no longer wants; whatever they return later is ignored. */
+  abort(ids: readonly string[]): void {
+    for (const id of ids) {
+      this.#cancelled.add(id);
+      this.#branchSignals
+        .get(id)
+        ?.abort(new Error('cancelled: the join no longer needs this branch'));
+      this.#branchSignals.delete(id);
+      this.#inFlight.delete(id);
+    }
+  }
+
+  /** Stops everything: the run stopped, or this process lost the run. */
+  stop(reason: string): void {
+    const error = new Error(reason);
+    this.#stopped.abort(error);
+    for (const controller of this.#branchSignals.values()) controller.abort(error);
+  }
+
+  /** A recorded output read back instead of running the node: a completion like any other. */
+  #reused(
+    activation: Activation,
+    hash: string,
+    recorded: { readonly update: unknown; readonly parsed: boolean },
+  ): Attempt {
+    const now = this.#options.clock.now();
+    let update = recorded.update;
+    // Outputs recorded before store format 3 are raw returns: parsed as the node's would be.
+    if (!recorded.parsed) {
+      const node = this.#graph.nodes.get(activation.node)!;
+      const parsed = parseUpdate(this.#graph, node, update);
+      if (!parsed.ok) {
+        const where = {
+          node: activation.node,
+          activation: activation.id,
+          attempt: activation.attempt,
+        };
+        return failedAttempt(activation, refusalError(where, parsed), now, now);
+      }
+      update = parsed.fields;
+    }
+    return {
+      event: {
+        type: 'completed',
+        activation: activation.id,
+        attempt: activation.attempt,
+        update,
+        inputHash: hash,
+        reused: true,
+      },
+      startedAt: now,
+      endedAt: now,
+      reused: true,
+    };
+  }
+
+  #branchSignal(id: string): AbortSignal {
+    let controller = this.#branchSignals.get(id);
+    if (controller === undefined) {
+      controller = new AbortController();
+      if (this.#stopped.signal.aborted || this.#cancelled.has(id))
+        controller.abort(new Error('the run stopped'));
+      else this.#branchSignals.set(id, controller);
+    }
+    return controller.signal;
+  }
+}

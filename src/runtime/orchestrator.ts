@@ -1,0 +1,247 @@
+import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
+import type { CompiledGraph } from '../graph/compiled.js';
+import type { Lease, Store } from '../store/store.js';
+import { type Clock, systemClock } from './clock.js';
+import { commitExtras } from './commit-extras.js';
+import type { Command, RunEvent, Snapshot } from './core/snapshot.js';
+import { step } from './core/step.js';
+import type { Attempt } from './execute.js';
+import { type ExecutorOptions, LocalExecutor } from './executor.js';
+import { Inbox } from './inbox.js';
+import type { Journal } from './journal.js';
+import { LeaseKeeper } from './ownership.js';
+import { resultOf } from './result.js';
+import type { RunOptions, RunResult } from './run-types.js';
+import { type TraceEntry, traceOf } from './trace.js';
+import { TraceRecorder } from './trace-recorder.js';
+
+/** What an orchestrator drives a run with: the caller's options, and where it records. */
+export interface OrchestratorOptions
+  extends Pick<RunOptions, 'signal' | 'onTraceEntry' | 'onAttemptStart' | 'clock' | 'store'>,
+    Omit<ExecutorOptions, 'clock' | 'onAttemptStart'> {
+  readonly journal?: Journal;
+  /** The run's lease, held for this driver; renewed while it drives, released when it stops. */
+  readonly lease?: { readonly lease: Lease; readonly leaseMs: number; readonly done: () => void };
+}
+
+type Item = { readonly event: RunEvent; readonly attempt?: Attempt } | { readonly lost: unknown };
+
+// Conflicts come from other processes appending to the run (a cancellation); a run that keeps
+// conflicting is not being left alone, and this driver stops rather than spin.
+const maxConflictsInARow = 100;
+
+/**
+ * The orchestrator half of the orchestrator/executor split: it folds what happens to a run
+ * (attempts that ended, signals, the deadline) through the pure `step`, commits each step
+ * before anything it schedules starts (write-ahead), and hands the activations a commit
+ * scheduled to the executor. A commit is fenced by seq and by the lease epoch: on a conflict it
+ * reads the events another process appended, folds them in, and takes its own event again;
+ * when its lease is lost it stops every node in flight and rejects with `LEASE_LOST`.
+ */
+export class Orchestrator {
+  readonly #graph: CompiledGraph;
+  readonly #options: OrchestratorOptions;
+  readonly #clock: Clock;
+  readonly #inbox = new Inbox<Item>();
+  readonly #trace: TraceRecorder;
+  readonly #executor: LocalExecutor;
+  // Set once a cancellation or the deadline is in: no new work starts after it.
+  #stopAsked = false;
+  #deadline: { readonly at: number; readonly stop: AbortController } | undefined;
+
+  constructor(graph: CompiledGraph, options: OrchestratorOptions) {
+    this.#graph = graph;
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#trace = new TraceRecorder(options.onTraceEntry);
+    this.#executor = new LocalExecutor(
+      graph,
+      {
+        clock: this.#clock,
+        ledger: options.ledger,
+        hashInputs: options.hashInputs,
+        ...(options.reuse !== undefined && { reuse: options.reuse }),
+        ...(options.onAttemptStart !== undefined && { onAttemptStart: options.onAttemptStart }),
+      },
+      (attempt) => this.#inbox.push({ event: attempt.event, attempt }),
+    );
+  }
+
+  /** Feeds `first` (then whatever happens) through `step` until the run stops. */
+  async drive(initial: Snapshot, first: readonly RunEvent[]): Promise<RunResult> {
+    const queued: Item[] = first.map((event) => ({ event }));
+    let snapshot = initial;
+    let item = queued.shift()!;
+    const unwatch = this.#watchSignal();
+    const keeper = this.#keepLease();
+    const journal = this.#options.journal;
+    let conflicts = 0;
+    try {
+      for (;;) {
+        if ('lost' in item) throw lostLease(snapshot.runId, item.lost);
+        const { event, attempt } = item;
+        const result = step(this.#graph, snapshot, event);
+        const after = result.snapshot;
+        // An event about nothing pending (late, stale, after a stop) changes nothing: no commit.
+        if (after !== snapshot || result.commands.length > 0) {
+          const now = this.#clock.now();
+          const entries = this.#entries(
+            result.outcome,
+            event,
+            attempt,
+            after,
+            result.commands,
+            queued.length === 0,
+            now,
+          );
+          if (journal !== undefined) {
+            try {
+              await journal.record(
+                event,
+                after,
+                entries,
+                commitExtras(this.#graph, event, snapshot, after, result.commands, now),
+              );
+              conflicts = 0;
+            } catch (error) {
+              if (
+                !isWaymarkError(error) ||
+                error.code !== 'STORE_CONFLICT' ||
+                ++conflicts > maxConflictsInARow
+              )
+                throw error;
+              // Another process appended to the run: fold its events in, then take ours again.
+              snapshot = await journal.catchUp(snapshot);
+              continue;
+            }
+          }
+          this.#trace.accept(entries);
+          snapshot = after;
+          for (const command of result.commands) {
+            if (command.type === 'abort') this.#executor.abort(command.activations);
+          }
+          this.#armDeadline(snapshot);
+        }
+        if (snapshot.status !== 'running') {
+          // A stopped checkpoint may still have events lined up (migrated, then resumed).
+          const next = queued.shift();
+          if (next === undefined) break;
+          item = next;
+          continue;
+        }
+        // A stop already asked for (a signal aborted before the start) wins over new work.
+        if (!this.#stopAsked) {
+          for (const command of result.commands) {
+            if (command.type === 'execute') this.#executor.execute(command.activation, snapshot);
+          }
+        }
+        item = queued.shift() ?? this.#inbox.take() ?? (await this.#inbox.next());
+      }
+    } finally {
+      unwatch();
+      this.#deadline?.stop.abort();
+      this.#executor.stop('the run stopped');
+      keeper?.stop();
+      await this.#release(keeper);
+    }
+    return resultOf(snapshot, traceOf(this.#trace.entries));
+  }
+
+  /** The trace entries a step ends: its attempt's, and those of attempts it cancelled or abandoned. */
+  #entries(
+    outcome: Parameters<TraceRecorder['entryFor']>[0],
+    event: RunEvent,
+    attempt: Attempt | undefined,
+    after: Snapshot,
+    commands: readonly Command[],
+    lastQueued: boolean,
+    now: number,
+  ): TraceEntry[] {
+    const entries: TraceEntry[] = [];
+    const own = this.#trace.entryFor(outcome, event, attempt, now);
+    if (own !== undefined) entries.push(own);
+    const inFlight = this.#executor.inFlight;
+    if (inFlight.size === 0) return entries;
+    for (const command of commands) {
+      if (command.type !== 'abort') continue;
+      const doomed = command.activations.flatMap((id) => inFlight.get(id) ?? []);
+      entries.push(...this.#trace.cancelled(doomed, now));
+    }
+    // The run stops here: attempts still in flight are recorded as cancelled in this commit.
+    if (after.status !== 'running' && lastQueued) {
+      const abandoned = after.pending.flatMap((a) => inFlight.get(a.id) ?? []);
+      entries.push(...this.#trace.cancelled(abandoned, now));
+    }
+    return entries;
+  }
+
+  /** Turns the caller's signal into a cancellation; returns the undo. */
+  #watchSignal(): () => void {
+    const { signal } = this.#options;
+    if (signal === undefined) return () => {};
+    const onAbort = () => this.#stop({ type: 'cancelled', reason: reasonOf(signal.reason) });
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    return () => signal.removeEventListener('abort', onAbort);
+  }
+
+  /** Sleeps, on the run's clock, until the run's deadline (data in its snapshot), then stops it. */
+  #armDeadline(snapshot: Snapshot): void {
+    const at = snapshot.limits.deadlineAt;
+    if (at === this.#deadline?.at || snapshot.status !== 'running') return;
+    this.#deadline?.stop.abort();
+    if (at === undefined) {
+      this.#deadline = undefined;
+      return;
+    }
+    const stop = new AbortController();
+    this.#deadline = { at, stop };
+    this.#clock.sleep(Math.max(0, at - this.#clock.now()), stop.signal).then(() => {
+      if (!stop.signal.aborted) this.#stop({ type: 'deadline' });
+    });
+  }
+
+  #stop(event: RunEvent): void {
+    this.#stopAsked = true;
+    this.#inbox.push({ event });
+  }
+
+  #keepLease(): LeaseKeeper | undefined {
+    const held = this.#options.lease;
+    const store = this.#options.store;
+    if (held === undefined || store === undefined) return undefined;
+    return new LeaseKeeper(store, held.lease, held.leaseMs, systemClock, (why) => {
+      // Another process may drive the run now: nothing this one still has in flight may land.
+      this.#executor.stop('this process lost the run');
+      this.#inbox.push({ lost: why ?? 'the lease was taken over' });
+    });
+  }
+
+  async #release(keeper: LeaseKeeper | undefined): Promise<void> {
+    const held = this.#options.lease;
+    const store: Store | undefined = this.#options.store;
+    if (held === undefined || store === undefined) return;
+    try {
+      await store.release(keeper?.lease ?? held.lease);
+    } catch {
+      // The store may be why the run stopped; the lease then expires by itself.
+    } finally {
+      held.done();
+    }
+  }
+}
+
+function lostLease(runId: string, why: unknown): WaymarkError {
+  if (isWaymarkError(why) && why.code === 'LEASE_LOST') return why;
+  const message = `this process stopped driving run "${runId}": ${why instanceof Error ? why.message : String(why)}; another process may have taken it over`;
+  return new WaymarkError('LEASE_LOST', message, {
+    retryable: false,
+    details: { runId },
+    ...(why instanceof Error && { cause: why }),
+  });
+}
+
+function reasonOf(reason: unknown): string {
+  if (reason instanceof Error) return reason.message;
+  return reason === undefined ? 'aborted' : String(reason);
+}

@@ -1,0 +1,32 @@
+import type { Snapshot } from './core/snapshot.js';
+import type { RunResult } from './run-types.js';
+import type { Trace } from './trace.js';
+
+/**
+ * The caller's view of a stopped snapshot.
+ *
+ * @example
+ * const result = resultOf(snapshot, traceOf(entries));
+ */
+export function resultOf(snapshot: Snapshot, trace: Trace): RunResult {
+  const base = {
+    runId: snapshot.runId,
+    state: snapshot.state,
+    trace,
+    errors: snapshot.errors,
+    steps: snapshot.steps,
+    spent: snapshot.spent,
+    quarantine: snapshot.quarantine,
+  };
+  switch (snapshot.status) {
+    case 'failed':
+    case 'cancelled':
+    case 'timed_out':
+      return { ...base, status: snapshot.status, error: snapshot.error };
+    case 'succeeded':
+    case 'waiting':
+      return { ...base, status: snapshot.status };
+    case 'running':
+      throw new Error('waymark internal: a run was reported while still running');
+  }
+}
