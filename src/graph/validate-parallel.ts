@@ -226,6 +226,9 @@ function checkWriteConflicts(
   const fromName = nodes[fanOut.from]!.name;
   const unreduced = (fields: Iterable<string>) =>
     [...fields].filter((f) => def.reducers[f] === undefined);
+  // A branch without `writes` may write any field, but a field with a reducer merges whatever
+  // the branches wrote: only the fields without one can conflict.
+  const anyUnreduced = unreduced(def.fields).length > 0;
   const where = { node: fromName };
   const conflict = (between: string, fields: readonly string[]) => {
     for (const field of fields) {
@@ -237,13 +240,13 @@ function checkWriteConflicts(
     const branch = nodes[fanOut.entries[0]!]!.name;
     const w = writes[0]!;
     const between = `the branches of the map at "${fromName}" (one per item, starting at "${branch}")`;
-    if (w === 'all')
+    if (w === 'all' && anyUnreduced)
       report(
         'WRITE_CONFLICT',
         `${between} declare no writes, so they may all write any field`,
         where,
       );
-    else conflict(between, unreduced(w));
+    else if (w !== 'all') conflict(between, unreduced(w));
     return;
   }
   for (let a = 0; a < writes.length; a++) {
@@ -251,6 +254,7 @@ function checkWriteConflicts(
       const [wa, wb] = [writes[a]!, writes[b]!];
       const between = `branches "${nodes[fanOut.entries[a]!]!.name}" and "${nodes[fanOut.entries[b]!]!.name}" of the fan-out at "${fromName}"`;
       if (wa === 'all' && wb === 'all') {
+        if (!anyUnreduced) continue;
         report(
           'WRITE_CONFLICT',
           `${between} both declare no writes, so they may write the same fields`,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { any, append, best, END, graph, quorum } from '../../src/index.js';
+import { any, append, best, END, graph, quorum, union } from '../../src/index.js';
 import { declare, lines, pass, State } from './support.js';
 
 /** triage -> {fix, tests} -> merge -> END, with the given branch writes and reducers. */
@@ -55,6 +55,58 @@ describe('validating fan-outs', () => {
       'node "fix" runs in a parallel branch and declares no writes, so it may write any field',
       'node "tests" runs in a parallel branch and declares no writes, so it may write any field',
     ]);
+  });
+
+  describe('branches that declare no writes, when every state field has a reducer', () => {
+    // Every field merges through a reducer: whatever the branches write, the join can combine it.
+    const Reduced = z.object({
+      notes: z.array(z.string()).default([]),
+      tags: z.array(z.string()).default([]),
+    });
+    const reducers = (all: boolean) => (all ? { notes: append, tags: union } : { notes: append });
+    const fixedBuilder = (all: boolean) =>
+      graph('g', { state: Reduced, reducers: reducers(all) })
+        .node('triage', pass)
+        .node('fix', pass, { reads: [] })
+        .node('tests', pass, { reads: [] })
+        .node('merge', pass)
+        .fanOut('triage', ['fix', 'tests'], 'merge')
+        .edge('fix', 'merge')
+        .edge('tests', 'merge')
+        .edge('merge', END)
+        .entry('triage');
+    const fixed = (all: boolean) => fixedBuilder(all).validate();
+    const map = (all: boolean) =>
+      graph('g', { state: Reduced, reducers: reducers(all) })
+        .node('list', pass)
+        .node('each', pass, { reads: ['notes'] })
+        .node('collect', pass)
+        .map('list', { over: 'notes', branch: 'each', join: 'collect' })
+        .edge('each', 'collect')
+        .edge('collect', END)
+        .entry('list')
+        .validate();
+
+    it('a fixed fan-out gets only the WRITES_UNDECLARED warnings, no WRITE_CONFLICT', () => {
+      expect(lines(fixed(true))).toEqual([
+        'WRITES_UNDECLARED at fix',
+        'WRITES_UNDECLARED at tests',
+      ]);
+      expect(lines(fixed(false))).toEqual([
+        'WRITES_UNDECLARED at fix',
+        'WRITES_UNDECLARED at tests',
+        'WRITE_CONFLICT at triage',
+      ]);
+    });
+
+    it('a map gets only the WRITES_UNDECLARED warning, no WRITE_CONFLICT', () => {
+      expect(lines(map(true))).toEqual(['WRITES_UNDECLARED at each']);
+      expect(lines(map(false))).toEqual(['WRITES_UNDECLARED at each', 'WRITE_CONFLICT at list']);
+    });
+
+    it('the graph compiles', () => {
+      expect(() => fixedBuilder(true).compile()).not.toThrow();
+    });
   });
 
   it('does not report write conflicts for joins that keep one branch (any, best)', () => {
