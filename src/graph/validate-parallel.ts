@@ -1,25 +1,9 @@
 import type { Report } from './diagnostic.js';
 import type { Adjacency } from './internal/adjacency.js';
-import type { FanOutDef, GraphDef, JoinPolicy, NodeDef } from './types.js';
+import type { ResolvedFanOut, Structure } from './internal/structure.js';
+import type { GraphDef, JoinPolicy, NodeDef } from './types.js';
+import { checkBoundaries } from './validate-boundaries.js';
 import { isPositiveInt, show } from './validate-options.js';
-
-/** A fan-out whose nodes all exist, by node index. */
-export interface ResolvedFanOut {
-  readonly def: FanOutDef;
-  readonly from: number;
-  readonly entries: readonly number[];
-  readonly join: number;
-}
-
-/** What the parallel checks read from the structure the main validator built. */
-export interface Structure {
-  readonly def: GraphDef;
-  readonly nodes: readonly NodeDef[];
-  readonly exits: Adjacency;
-  /** Nodes with an exit straight to END (an edge, a route target, or `terminal`). */
-  readonly toEnd: Uint8Array;
-  readonly report: Report;
-}
 
 /** Resolves fan-out declarations to node indexes, reporting the ones naming unknown nodes. */
 export function resolveFanOuts(
@@ -98,8 +82,10 @@ export function checkParallel(
     owners.set(fanOut.join, [...(owners.get(fanOut.join) ?? []), fromName]);
     const escaped = new Set<number>();
     const writes: (Set<string> | 'all')[] = [];
+    const regions: Set<number>[] = [];
     fanOut.entries.forEach((entry) => {
       const { region, reachesJoin } = regionOf(entry, fanOut.join, s.exits);
+      regions.push(region);
       // A fan-out node inside a region is already an error (escape, nesting), not a branch node.
       for (const i of region) if (!startsFanOut.has(i)) inBranch[i] = 1;
       if (branchNodes) for (const i of region) branchNodes.add(nodes[i]!.name);
@@ -143,6 +129,7 @@ export function checkParallel(
       }
       writes.push(writesOf(region, nodes));
     });
+    checkBoundaries(s, fanOut, regions, escaped.size > 0);
     const policy: JoinPolicy = joinNode.join?.policy ?? { kind: 'all' };
     if (
       policy.kind === 'quorum' &&

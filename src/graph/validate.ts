@@ -1,6 +1,6 @@
 import { type Diagnostic, type DiagnosticCode, type Report, warningCodes } from './diagnostic.js';
 import { END, reservedNames } from './end.js';
-import { type Adjacency, EdgeCollector, reverse } from './internal/adjacency.js';
+import { type Adjacency, EdgeCollector, type Incoming, reverse } from './internal/adjacency.js';
 import { blame, type Misnamed } from './internal/blame.js';
 import { cyclicComponents } from './internal/cycles.js';
 import { Spelling } from './internal/spelling.js';
@@ -35,6 +35,10 @@ const hints: Readonly<Record<DiagnosticCode, string>> = {
   FANOUT_NESTED: 'move the inner fan-out after the join, or into a subgraph run by one node',
   BRANCH_ESCAPES:
     'end every path of the branch with an edge to its join, not END or the fan-out node',
+  BRANCH_ENTERED:
+    'point it at the fan-out node instead: a branch runs only when its fan-out starts it',
+  ON_ERROR_TO_JOIN:
+    "remove the onError: a branch node that fails without one fails its branch, and the join's tolerate decides whether the join still goes on",
   JOIN_WITHOUT_FANOUT:
     'name the node as the join of a .fanOut() or .map(), or drop its join option',
   JOIN_SHARED: 'give each fan-out its own join node',
@@ -170,7 +174,7 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
       endsHere[from] = 1;
       continue;
     }
-    edges.add(from, to);
+    edges.add(from, to, 'edge');
   }
 
   for (const route of def.routes) {
@@ -213,7 +217,7 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
         endsHere[from] = 1;
         continue;
       }
-      edges.add(from, to);
+      edges.add(from, to, 'route');
     }
   }
 
@@ -225,7 +229,7 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
       });
     }
     fannedOut[fanOut.from] = 1;
-    for (const entry of fanOut.entries) edges.add(fanOut.from, entry);
+    for (const entry of fanOut.entries) edges.add(fanOut.from, entry, 'fanOut');
   }
   // A fan-out that names an unknown node still counts as the way out it was meant to be.
   for (const fanOut of def.fanOuts) {
@@ -279,7 +283,7 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
           `in the onError of "${name}"`,
         );
       } else {
-        edges.add(i, to);
+        edges.add(i, to, 'onError');
       }
     }
     checkNodeOptions(node, report);
@@ -362,8 +366,17 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
       node: names[0]!,
     });
   }
+  let incoming: Incoming | undefined;
   checkParallel(
-    { def, nodes, exits, toEnd, report },
+    {
+      def,
+      nodes,
+      exits,
+      incoming: () => (incoming ??= edges.incoming(n)),
+      toEnd,
+      entry: def.entry === null ? undefined : indexOf.get(def.entry),
+      report,
+    },
     fanOuts,
     findRepeatable ? repeatable : undefined,
   );
