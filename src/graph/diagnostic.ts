@@ -32,6 +32,8 @@ export const diagnosticCodes = [
   'FANOUT_JOIN_UNREACHABLE',
   'FANOUT_NESTED',
   'BRANCH_ESCAPES',
+  'BRANCH_ENTERED',
+  'ON_ERROR_TO_JOIN',
   'JOIN_WITHOUT_FANOUT',
   'JOIN_SHARED',
   'QUORUM_TOO_LARGE',
@@ -64,8 +66,29 @@ export const warningCodes: ReadonlySet<DiagnosticCode> = new Set<DiagnosticCode>
 ]);
 
 /**
+ * Facts a diagnostic carries besides its message, for tools that act on it (an editor offering
+ * the suggested name, the CLI's `--json`). Each field is set only by the codes that say so in
+ * docs/diagnostics.md.
+ *
+ * @example
+ * { suggestion: 'plan-fix', unreachable: ['plan-fix', 'fix-code', 'update-tests', 'merge'] }
+ */
+export interface DiagnosticDetails {
+  /** The declared node whose name is closest to an unknown one. */
+  readonly suggestion?: string;
+  /** The nodes that cannot be reached only because of this mistake, in declaration order. */
+  readonly unreachable?: readonly string[];
+  /** How the edge is declared: a static edge, a router target, an onError route, a fan-out. */
+  readonly via?: 'edge' | 'route' | 'onError' | 'fanOut' | 'entry';
+  /** The node that starts the fan-out the diagnostic is about. */
+  readonly fanOut?: string;
+  /** The join node of that fan-out. */
+  readonly join?: string;
+}
+
+/**
  * One problem found in a graph declaration, as data. `node` and `edge` say where; `hint` is the
- * one-line fix.
+ * one-line fix; `details`, when present, holds the facts a tool may act on.
  *
  * @example
  * { code: 'DEAD_END', severity: 'error', node: 'verify', message: 'node "verify" has no way out', hint: '...' }
@@ -77,13 +100,17 @@ export interface Diagnostic {
   readonly hint: string;
   readonly node?: string;
   readonly edge?: { readonly from: string; readonly to: string };
+  readonly details?: DiagnosticDetails;
 }
 
-/** How the validator's checks add a diagnostic; the hint comes from the code. */
+/**
+ * How the validator's checks add a diagnostic. The hint comes from the code, unless `where`
+ * gives one that names this case's fix (the suggested name, the fan-out node to loop back to).
+ */
 export type Report = (
   code: DiagnosticCode,
   message: string,
-  where?: Omit<Diagnostic, 'code' | 'severity' | 'message' | 'hint'>,
+  where?: Omit<Diagnostic, 'code' | 'severity' | 'message' | 'hint'> & { readonly hint?: string },
 ) => void;
 
 /** Formats diagnostics one per line, for error messages and the CLI; a warning says so. */

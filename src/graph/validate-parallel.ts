@@ -1,25 +1,9 @@
 import type { Report } from './diagnostic.js';
 import type { Adjacency } from './internal/adjacency.js';
-import type { FanOutDef, GraphDef, JoinPolicy, NodeDef } from './types.js';
+import type { ResolvedFanOut, Structure } from './internal/structure.js';
+import type { GraphDef, JoinPolicy, NodeDef } from './types.js';
+import { checkBoundaries } from './validate-boundaries.js';
 import { isPositiveInt, show } from './validate-options.js';
-
-/** A fan-out whose nodes all exist, by node index. */
-export interface ResolvedFanOut {
-  readonly def: FanOutDef;
-  readonly from: number;
-  readonly entries: readonly number[];
-  readonly join: number;
-}
-
-/** What the parallel checks read from the structure the main validator built. */
-export interface Structure {
-  readonly def: GraphDef;
-  readonly nodes: readonly NodeDef[];
-  readonly exits: Adjacency;
-  /** Nodes with an exit straight to END (an edge, a route target, or `terminal`). */
-  readonly toEnd: Uint8Array;
-  readonly report: Report;
-}
 
 /** Resolves fan-out declarations to node indexes, reporting the ones naming unknown nodes. */
 export function resolveFanOuts(
@@ -98,8 +82,10 @@ export function checkParallel(
     owners.set(fanOut.join, [...(owners.get(fanOut.join) ?? []), fromName]);
     const escaped = new Set<number>();
     const writes: (Set<string> | 'all')[] = [];
+    const regions: Set<number>[] = [];
     fanOut.entries.forEach((entry) => {
       const { region, reachesJoin } = regionOf(entry, fanOut.join, s.exits);
+      regions.push(region);
       // A fan-out node inside a region is already an error (escape, nesting), not a branch node.
       for (const i of region) if (!startsFanOut.has(i)) inBranch[i] = 1;
       if (branchNodes) for (const i of region) branchNodes.add(nodes[i]!.name);
@@ -143,6 +129,7 @@ export function checkParallel(
       }
       writes.push(writesOf(region, nodes));
     });
+    checkBoundaries(s, fanOut, regions, escaped.size > 0);
     const policy: JoinPolicy = joinNode.join?.policy ?? { kind: 'all' };
     if (
       policy.kind === 'quorum' &&
@@ -226,6 +213,9 @@ function checkWriteConflicts(
   const fromName = nodes[fanOut.from]!.name;
   const unreduced = (fields: Iterable<string>) =>
     [...fields].filter((f) => def.reducers[f] === undefined);
+  // A branch without `writes` may write any field, but a field with a reducer merges whatever
+  // the branches wrote: only the fields without one can conflict.
+  const anyUnreduced = unreduced(def.fields).length > 0;
   const where = { node: fromName };
   const conflict = (between: string, fields: readonly string[]) => {
     for (const field of fields) {
@@ -237,13 +227,13 @@ function checkWriteConflicts(
     const branch = nodes[fanOut.entries[0]!]!.name;
     const w = writes[0]!;
     const between = `the branches of the map at "${fromName}" (one per item, starting at "${branch}")`;
-    if (w === 'all')
+    if (w === 'all' && anyUnreduced)
       report(
         'WRITE_CONFLICT',
         `${between} declare no writes, so they may all write any field`,
         where,
       );
-    else conflict(between, unreduced(w));
+    else if (w !== 'all') conflict(between, unreduced(w));
     return;
   }
   for (let a = 0; a < writes.length; a++) {
@@ -251,6 +241,7 @@ function checkWriteConflicts(
       const [wa, wb] = [writes[a]!, writes[b]!];
       const between = `branches "${nodes[fanOut.entries[a]!]!.name}" and "${nodes[fanOut.entries[b]!]!.name}" of the fan-out at "${fromName}"`;
       if (wa === 'all' && wb === 'all') {
+        if (!anyUnreduced) continue;
         report(
           'WRITE_CONFLICT',
           `${between} both declare no writes, so they may write the same fields`,

@@ -1,7 +1,9 @@
-import { type Diagnostic, type DiagnosticCode, warningCodes } from './diagnostic.js';
+import { type Diagnostic, type DiagnosticCode, type Report, warningCodes } from './diagnostic.js';
 import { END, reservedNames } from './end.js';
-import { type Adjacency, EdgeCollector, reverse } from './internal/adjacency.js';
+import { type Adjacency, EdgeCollector, type Incoming, reverse } from './internal/adjacency.js';
+import { blame, type Misnamed } from './internal/blame.js';
 import { cyclicComponents } from './internal/cycles.js';
+import { Spelling } from './internal/spelling.js';
 import type { GraphDef, NodeDef } from './types.js';
 import { checkNodeOptions, isPositiveInt, show } from './validate-options.js';
 import { checkParallel, resolveFanOuts } from './validate-parallel.js';
@@ -33,6 +35,10 @@ const hints: Readonly<Record<DiagnosticCode, string>> = {
   FANOUT_NESTED: 'move the inner fan-out after the join, or into a subgraph run by one node',
   BRANCH_ESCAPES:
     'end every path of the branch with an edge to its join, not END or the fan-out node',
+  BRANCH_ENTERED:
+    'point it at the fan-out node instead: a branch runs only when its fan-out starts it',
+  ON_ERROR_TO_JOIN:
+    "remove the onError: a branch node that fails without one fails its branch, and the join's tolerate decides whether the join still goes on",
   JOIN_WITHOUT_FANOUT:
     'name the node as the join of a .fanOut() or .map(), or drop its join option',
   JOIN_SHARED: 'give each fan-out its own join node',
@@ -73,13 +79,10 @@ export interface Analysis {
 /** {@link validate}, optionally also finding the nodes that can run more than once. */
 export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
   const out: Diagnostic[] = [];
-  const report = (
-    code: DiagnosticCode,
-    message: string,
-    where: Omit<Diagnostic, 'code' | 'severity' | 'message' | 'hint'> = {},
-  ) => {
+  const report: Report = (code, message, where = {}) => {
     const severity = warningCodes.has(code) ? 'warning' : 'error';
-    out.push({ code, severity, message, hint: hints[code], ...where });
+    const { hint = hints[code], ...rest } = where;
+    out.push({ code, severity, message, hint, ...rest });
   };
 
   // Names: index the first declaration of each; later duplicates are reported and ignored.
@@ -106,6 +109,33 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
   }
   const n = nodes.length;
   const fields = new Set(def.fields);
+
+  // Unknown targets get the closest declared name; the nodes left unreachable only because of
+  // one are reported under it (see reachability below), not one UNREACHABLE each.
+  let spelling: Spelling | undefined;
+  const misnamed: (Misnamed & { readonly at: number })[] = [];
+  const unknownTarget = (
+    code: 'EDGE_TARGET_UNKNOWN' | 'ROUTE_TARGET_UNKNOWN' | 'ON_ERROR_UNKNOWN',
+    from: number,
+    target: string,
+    message: string,
+    fixIn: string,
+  ) => {
+    const name = nodes[from]!.name;
+    const where = { node: name, edge: { from: name, to: target } };
+    spelling ??= new Spelling(nodes.map((node) => node.name));
+    const suggestion = spelling.suggest(target);
+    if (suggestion === undefined) {
+      report(code, message, where);
+      return;
+    }
+    misnamed.push({ from, meant: indexOf.get(suggestion)!, at: out.length });
+    report(code, `${message} (did you mean "${suggestion}"?)`, {
+      ...where,
+      hint: `write "${suggestion}" instead of "${target}" ${fixIn}`,
+      details: { suggestion },
+    });
+  };
 
   // Exits per node. `exits` feeds reachability; `endsHere` marks nodes that are diagnosed
   // already or lead straight to END, so the trap check reports only loops with no way out.
@@ -134,18 +164,17 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
     }
     const to = indexOf.get(edge.to);
     if (to === undefined) {
-      report(
+      unknownTarget(
         'EDGE_TARGET_UNKNOWN',
+        from,
+        edge.to,
         `edge ${edge.from} -> ${edge.to} points at an unknown node "${edge.to}"`,
-        {
-          node: edge.from,
-          edge,
-        },
+        `in .edge('${edge.from}', ...)`,
       );
       endsHere[from] = 1;
       continue;
     }
-    edges.add(from, to);
+    edges.add(from, to, 'edge');
   }
 
   for (const route of def.routes) {
@@ -178,18 +207,17 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
       }
       const to = indexOf.get(target);
       if (to === undefined) {
-        report(
+        unknownTarget(
           'ROUTE_TARGET_UNKNOWN',
+          from,
+          target,
           `the router of "${route.from}" declares an unknown target "${target}"`,
-          {
-            node: route.from,
-            edge: { from: route.from, to: target },
-          },
+          `in the targets of .route('${route.from}', ...)`,
         );
         endsHere[from] = 1;
         continue;
       }
-      edges.add(from, to);
+      edges.add(from, to, 'route');
     }
   }
 
@@ -201,7 +229,7 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
       });
     }
     fannedOut[fanOut.from] = 1;
-    for (const entry of fanOut.entries) edges.add(fanOut.from, entry);
+    for (const entry of fanOut.entries) edges.add(fanOut.from, entry, 'fanOut');
   }
   // A fan-out that names an unknown node still counts as the way out it was meant to be.
   for (const fanOut of def.fanOuts) {
@@ -247,16 +275,15 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
     if (node.onError !== undefined) {
       const to = indexOf.get(node.onError);
       if (to === undefined) {
-        report(
+        unknownTarget(
           'ON_ERROR_UNKNOWN',
+          i,
+          node.onError,
           `onError of "${name}" points at an unknown node "${node.onError}"`,
-          {
-            node: name,
-            edge: { from: name, to: node.onError },
-          },
+          `in the onError of "${name}"`,
         );
       } else {
-        edges.add(i, to);
+        edges.add(i, to, 'onError');
       }
     }
     checkNodeOptions(node, report);
@@ -293,8 +320,10 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
     report('ENTRY_UNKNOWN', `the entry "${def.entry}" is not a declared node`, { node: def.entry });
   } else {
     reachable = mark([indexOf.get(def.entry)!], exits);
+    const blamed = misnamed.length > 0 ? blame(misnamed, reachable, exits) : undefined;
+    if (blamed !== undefined) underMistakes(out, misnamed, blamed, nodes);
     for (let i = 0; i < n; i++) {
-      if (!reachable[i]) {
+      if (!reachable[i] && (blamed === undefined || blamed[i] === -1)) {
         report(
           'UNREACHABLE',
           `node "${nodes[i]!.name}" cannot be reached from the entry "${def.entry}"`,
@@ -337,12 +366,47 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
       node: names[0]!,
     });
   }
+  let incoming: Incoming | undefined;
   checkParallel(
-    { def, nodes, exits, toEnd, report },
+    {
+      def,
+      nodes,
+      exits,
+      incoming: () => (incoming ??= edges.incoming(n)),
+      toEnd,
+      entry: def.entry === null ? undefined : indexOf.get(def.entry),
+      report,
+    },
     fanOuts,
     findRepeatable ? repeatable : undefined,
   );
   return { diagnostics: out, repeatable };
+}
+
+/**
+ * Adds to each misnamed edge's diagnostic the nodes unreachable only because of it: in the
+ * message (the first few) and in `details.unreachable` (all, in declaration order).
+ */
+function underMistakes(
+  out: Diagnostic[],
+  misnamed: readonly { readonly at: number }[],
+  blamed: Int32Array,
+  nodes: readonly NodeDef[],
+): void {
+  const lost: string[][] = misnamed.map(() => []);
+  for (let i = 0; i < blamed.length; i++)
+    if (blamed[i] !== -1) lost[blamed[i]!]!.push(nodes[i]!.name);
+  misnamed.forEach(({ at }, k) => {
+    const names = lost[k]!;
+    if (names.length === 0) return;
+    const d = out[at]!;
+    const shown = names.length > 8 ? `${names.slice(0, 8).join(', ')}, ...` : names.join(', ');
+    const message =
+      names.length === 1
+        ? `${d.message}, so "${names[0]}" cannot be reached`
+        : `${d.message}, so ${names.length} nodes cannot be reached: ${shown}`;
+    out[at] = { ...d, message, details: { ...d.details, unreachable: names } };
+  });
 }
 
 /** Breadth-first marking from `seeds` along `adjacency`. */

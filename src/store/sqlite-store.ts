@@ -49,7 +49,8 @@ export interface SqliteStoreOptions {
   /**
    * The database file, created with its directory if missing; relative paths resolve against
    * `process.cwd()`. Default `.waymark/waymark.db`. `':memory:'` keeps a private database in
-   * this connection only, gone when it closes.
+   * this connection only, gone when it closes. A path alone may be passed instead of the
+   * options: `new SqliteStore('runs.db')`.
    */
   readonly path?: string;
   /**
@@ -87,6 +88,35 @@ const cachedRunNumbers = 1024;
 type Statements = { readonly [K in keyof typeof statements]: Database.Statement };
 
 /**
+ * The constructor's argument as options. A string is the path: in plain JavaScript
+ * `new SqliteStore('runs.db')` is an easy call to write, and ignoring it (the default file was
+ * used instead) sent runs where nobody looked. Anything else that is not an options object is
+ * refused rather than read as "no options".
+ */
+function sqliteOptions(argument: unknown): SqliteStoreOptions {
+  const refuse = (message: string) =>
+    new WaymarkError('OPTIONS_INVALID', message, { retryable: false });
+  const options = typeof argument === 'string' ? { path: argument } : argument;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw refuse(
+      `new SqliteStore() takes a file path or an options object such as { path: 'runs.db' }, not ${describe(argument)}`,
+    );
+  }
+  const { path } = options as SqliteStoreOptions;
+  if (path !== undefined && (typeof path !== 'string' || path.length === 0)) {
+    throw refuse(`the SQLite path must be a non-empty string, not ${describe(path)}`);
+  }
+  return options as SqliteStoreOptions;
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number') return String(value);
+  return value === null ? 'null' : typeof value;
+}
+
+/**
  * The embedded store: one SQLite file (WAL mode) through better-sqlite3. Runs survive the
  * process; several processes may share the file, and a commit against a stale sequence number
  * fails with STORE_CONFLICT whichever connection made it. Import it from `waymark/sqlite`.
@@ -94,6 +124,7 @@ type Statements = { readonly [K in keyof typeof statements]: Database.Statement 
  * @example
  * import { SqliteStore } from 'waymark/sqlite';
  * const store = new SqliteStore(); // .waymark/waymark.db under the current directory
+ * const other = new SqliteStore('var/runs.db'); // or { path: 'var/runs.db', synchronous: 'full' }
  * const first = await run(g, input, { store });
  */
 export class SqliteStore implements Store {
@@ -110,9 +141,13 @@ export class SqliteStore implements Store {
    *
    * @throws WaymarkError `STORE_CORRUPT` if the file is not a SQLite database;
    *   `STORE_VERSION_UNSUPPORTED` if its schema is newer than this waymark; `OPTIONS_INVALID`
-   *   for an unknown `synchronous` value.
+   *   for an argument that is neither a path nor an options object, an empty or non-string
+   *   `path`, or an unknown `synchronous` value.
+   * @example
+   * new SqliteStore('var/runs.db'); // the same as new SqliteStore({ path: 'var/runs.db' })
    */
-  constructor(options: SqliteStoreOptions = {}) {
+  constructor(pathOrOptions: string | SqliteStoreOptions = {}) {
+    const options = sqliteOptions(pathOrOptions);
     const synchronous = options.synchronous ?? 'normal';
     if (synchronous !== 'normal' && synchronous !== 'full') {
       throw new WaymarkError(

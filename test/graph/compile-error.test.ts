@@ -3,7 +3,7 @@ import { type Diagnostic, END, validate } from '../../src/index.js';
 import { compileError, declare, lines, pass } from './support.js';
 
 describe('compile() reports every problem in one error', () => {
-  it("a 6-node graph in which one edge is pointed at a node that does not exist and another node's only exit is removed: the validator reports the unknown target, the dead end, and every node that became unreachable as a consequence, in one error", () => {
+  it("a 6-node graph in which one edge is pointed at a misspelled node and another node's only exit is removed: the validator reports the unknown target with the name it was meant for and the node only it led to, the dead end, and the node the dead end cut off, in one error", () => {
     // The sound graph: intake routes to research or draft; research -> summarize -> draft ->
     // review -> publish -> END. Two mistakes: research's edge names "sumarize", and review's
     // only edge (to publish) is missing.
@@ -23,15 +23,26 @@ describe('compile() reports every problem in one error', () => {
       .entry('intake');
 
     const error = compileError(() => builder.compile());
+    const details = error.details as Diagnostic[];
 
     expect(error.code).toBe('GRAPH_INVALID');
-    expect(lines(error.details as Diagnostic[])).toEqual([
+    expect(lines(details)).toEqual([
       'DEAD_END at review',
       'EDGE_TARGET_UNKNOWN at research on research -> sumarize',
-      // summarize was reached only through the broken edge, publish only through review.
+      // publish is cut off by the missing edge, which fixing the name would not restore.
       'UNREACHABLE at publish',
-      'UNREACHABLE at summarize',
     ]);
+    // summarize was reached only through the misspelled edge: it is reported under it.
+    expect(details.find((d) => d.code === 'EDGE_TARGET_UNKNOWN')).toEqual({
+      code: 'EDGE_TARGET_UNKNOWN',
+      severity: 'error',
+      node: 'research',
+      edge: { from: 'research', to: 'sumarize' },
+      message:
+        'edge research -> sumarize points at an unknown node "sumarize" (did you mean "summarize"?), so "summarize" cannot be reached',
+      hint: `write "summarize" instead of "sumarize" in .edge('research', ...)`,
+      details: { suggestion: 'summarize', unreachable: ['summarize'] },
+    });
   });
 
   it('the error carries every diagnostic as data, and its message names each code', () => {

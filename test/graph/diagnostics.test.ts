@@ -212,6 +212,161 @@ describe('error routes', () => {
   });
 });
 
+describe('misspelled names', () => {
+  /** The fix-and-test pipeline of the bug-triage example, with `planFix` as its router's target. */
+  const triage = (planFix: string) =>
+    graph('triage', { state: State, reducers: { notes: append } })
+      .node('reproduce', pass, { visits: 3, onError: 'escalate' })
+      .node('retry', pass)
+      .node('plan-fix', pass)
+      .node('fix-code', pass, { reads: [], writes: ['notes'] })
+      .node('update-tests', pass, { reads: [], writes: ['notes'] })
+      .node('merge', pass)
+      .node('verify', pass)
+      .node('done', pass, { terminal: true })
+      .node('escalate', pass, { terminal: true })
+      .route('reproduce', (s) => (s.done ? 'done' : 'retry'), ['retry', planFix as never, 'done'])
+      .edge('retry', 'reproduce')
+      .fanOut('plan-fix', ['fix-code', 'update-tests'], 'merge')
+      .edge('fix-code', 'merge')
+      .edge('update-tests', 'merge')
+      .edge('merge', 'verify')
+      .route('verify', (s) => (s.done ? 'done' : 'escalate'), ['done', 'escalate'])
+      .entry('reproduce');
+
+  it('an unknown route target suggests the closest declared name, and lists the nodes only it would reach instead of reporting each UNREACHABLE', () => {
+    expect(triage('plan-fix').validate()).toEqual([]);
+
+    expect(triage('plan-fx').validate()).toEqual([
+      {
+        ...problem('ROUTE_TARGET_UNKNOWN', {
+          node: 'reproduce',
+          edge: { from: 'reproduce', to: 'plan-fx' },
+        }),
+        message:
+          'the router of "reproduce" declares an unknown target "plan-fx" (did you mean "plan-fix"?), so 5 nodes cannot be reached: plan-fix, fix-code, update-tests, merge, verify',
+        hint: `write "plan-fix" instead of "plan-fx" in the targets of .route('reproduce', ...)`,
+        details: {
+          suggestion: 'plan-fix',
+          unreachable: ['plan-fix', 'fix-code', 'update-tests', 'merge', 'verify'],
+        },
+      },
+    ]);
+  });
+
+  it('an unknown edge target suggests the closest declared name, a different case first', () => {
+    const chain = (to: string) =>
+      declare()
+        .node('plan', pass)
+        .node('serve', pass)
+        .node('search', pass)
+        .edge('plan', to as never)
+        .edge('serve', END)
+        .edge('search', END)
+        .entry('plan');
+
+    // "serch" is one edit from "search" and two from "serve"; "Serve" differs only in case.
+    const [misspelled, ...others] = chain('serch').validate();
+    expect(misspelled).toEqual({
+      ...problem('EDGE_TARGET_UNKNOWN', { node: 'plan', edge: { from: 'plan', to: 'serch' } }),
+      details: { suggestion: 'search', unreachable: ['search'] },
+    });
+    expect(misspelled!.hint).toBe(`write "search" instead of "serch" in .edge('plan', ...)`);
+    // "serve" is unreachable whatever the name is fixed to: it is reported on its own.
+    expect(lines(others)).toEqual(['UNREACHABLE at serve']);
+    expect(chain('Serve').validate()[0]!.details).toEqual({
+      suggestion: 'serve',
+      unreachable: ['serve'],
+    });
+  });
+
+  it('a node unreachable for another reason is still reported as UNREACHABLE on its own', () => {
+    const builder = declare()
+      .node('plan', pass)
+      .node('search', pass)
+      .node('orphan', pass)
+      .node('after-orphan', pass)
+      .edge('plan', 'serch' as never)
+      .edge('search', END)
+      .edge('orphan', 'after-orphan')
+      .edge('after-orphan', 'search')
+      .entry('plan');
+
+    const diagnostics = builder.validate();
+
+    expect(lines(diagnostics)).toEqual([
+      'EDGE_TARGET_UNKNOWN at plan on plan -> serch',
+      'UNREACHABLE at after-orphan',
+      'UNREACHABLE at orphan',
+    ]);
+    expect(diagnostics[0]!.details).toEqual({ suggestion: 'search', unreachable: ['search'] });
+  });
+
+  it('a name close to no declared node gets no suggestion, and what it cut off is reported UNREACHABLE', () => {
+    const builder = declare()
+      .node('plan', pass)
+      .node('search', pass)
+      .edge('plan', 'ghost' as never)
+      .edge('search', END)
+      .entry('plan');
+
+    const diagnostics = builder.validate();
+
+    expect(diagnostics).toEqual([
+      problem('EDGE_TARGET_UNKNOWN', { node: 'plan', edge: { from: 'plan', to: 'ghost' } }),
+      problem('UNREACHABLE', { node: 'search' }),
+    ]);
+    expect(diagnostics[0]!.hint).toBe('declare the node, fix the name in .edge(), or use END');
+  });
+
+  it('a misspelled onError target suggests the name, and its handler is not reported UNREACHABLE', () => {
+    const builder = declare()
+      .node('call', pass, { onError: 'recovr' })
+      .node('recover', pass, { terminal: true })
+      .edge('call', END)
+      .entry('call');
+
+    expect(builder.validate()).toEqual([
+      {
+        ...problem('ON_ERROR_UNKNOWN', { node: 'call', edge: { from: 'call', to: 'recovr' } }),
+        details: { suggestion: 'recover', unreachable: ['recover'] },
+      },
+    ]);
+  });
+
+  it('two misspelled edges in a row: each lists the nodes behind it', () => {
+    const builder = declare()
+      .node('first', pass)
+      .node('second', pass)
+      .node('third', pass)
+      .edge('first', 'secnd' as never)
+      .edge('second', 'thrid' as never)
+      .edge('third', END)
+      .entry('first');
+
+    expect(builder.validate().map((d) => [d.code, d.details])).toEqual([
+      ['EDGE_TARGET_UNKNOWN', { suggestion: 'second', unreachable: ['second'] }],
+      ['EDGE_TARGET_UNKNOWN', { suggestion: 'third', unreachable: ['third'] }],
+    ]);
+  });
+
+  it('a suggestion that is reachable anyway cuts nothing off: the diagnostic lists no nodes', () => {
+    const builder = declare()
+      .node('check', pass)
+      .node('accept', pass, { terminal: true })
+      .route('check', () => 'accept', ['accept', 'acept' as never])
+      .entry('check');
+
+    const [only, ...rest] = builder.validate();
+
+    expect(rest).toEqual([]);
+    expect(only!.details).toEqual({ suggestion: 'accept' });
+    expect(only!.message).toBe(
+      'the router of "check" declares an unknown target "acept" (did you mean "accept"?)',
+    );
+  });
+});
+
 describe('ways out and ways in', () => {
   it('a node with no edge, no router and no terminal flag is reported as DEAD_END', () => {
     const builder = declare().node('a', pass).node('b', pass).edge('a', 'b').entry('a');

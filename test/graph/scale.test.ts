@@ -44,6 +44,25 @@ describe('large graphs', () => {
     expect(diagnostics[0]!.message).toContain('n1 -> n2');
   });
 
+  it('a fan-out whose branch is a 10,000-node chain, looped back into from after its join, is one BRANCH_ENTERED', () => {
+    const builder = loose()
+      .node('fan', pass)
+      .node('merge', pass)
+      .node('verify', pass, { visits: 3 });
+    for (let i = 0; i < size; i++) builder.node(name(i), pass, { reads: [], writes: ['notes'] });
+    for (let i = 0; i + 1 < size; i++) builder.edge(name(i), name(i + 1));
+    builder
+      .fanOut('fan', [name(0)], 'merge')
+      .edge(name(size - 1), 'merge')
+      .edge('merge', 'verify')
+      .route('verify', () => END, [name(size / 2), END])
+      .entry('fan');
+
+    expect(lines(builder.validate())).toEqual([
+      `BRANCH_ENTERED at verify on verify -> ${name(size / 2)}`,
+    ]);
+  });
+
   it('a 10,000-node loop with no way out is reported as a trap on every node, without overflowing the stack', () => {
     const builder = chain((b) => b.route(name(size - 1), () => name(0), [name(0)]));
 

@@ -1,5 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -541,6 +549,47 @@ describe('SqliteStore on a file', () => {
       expect(() => open({ synchronous: 'off' as 'full' })).toThrow(
         expect.objectContaining({ code: 'OPTIONS_INVALID' }),
       );
+    });
+
+    it('a path given alone as a string is the file the store opens, not the default one', async () => {
+      const cwd = process.cwd();
+      process.chdir(dir);
+      let store: SqliteStore;
+      try {
+        store = new SqliteStore('file.db'); // relative: resolved against the cwd, now
+      } finally {
+        process.chdir(cwd);
+      }
+      opened.push(store);
+      await store.createRun(newRun('r1'));
+      await store.commit('r1', step(1));
+
+      path = join(realpathSync(dir), 'file.db');
+      expect(store.path).toBe(path);
+      expect(raw().prepare('SELECT id FROM runs').all()).toEqual([{ id: 'r1' }]);
+      expect(existsSync(join(dir, '.waymark'))).toBe(false);
+    });
+
+    it.each([
+      ['a number', 42],
+      ['null', null],
+      ['true', true],
+      ['an array', [path]],
+      ['an empty path', ''],
+      ['an options object whose path is not a string', { path: 42 }],
+      ['an options object whose path is empty', { path: '' }],
+    ])('refuses %s as its argument with OPTIONS_INVALID, creating no file', (_, argument) => {
+      // In the test's directory: an argument read as "no options" would create the default file here.
+      const cwd = process.cwd();
+      process.chdir(dir);
+      try {
+        expect(() => new SqliteStore(argument as never)).toThrow(
+          expect.objectContaining({ code: 'OPTIONS_INVALID' }),
+        );
+      } finally {
+        process.chdir(cwd);
+      }
+      expect(readdirSync(dir)).toEqual([]);
     });
 
     it("with path ':memory:', keeps a private database and writes no file", async () => {
