@@ -35,6 +35,7 @@ export type {
   NodeContext,
   NodeDef,
   NodeFn,
+  RetryOptions,
   RetryPolicy,
   RouteDef,
   RouterFn,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ErrorValue } from '../error/error-value.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from './compiled.js';
 import { type Diagnostic, formatDiagnostics } from './diagnostic.js';
@@ -17,6 +18,7 @@ import type {
   JoinPolicy,
   NodeDef,
   NodeFn,
+  RetryOptions,
   RetryPolicy,
   RouteDef,
   RouterFn,
@@ -53,7 +55,7 @@ export interface NodeOptions<S, W extends Field<S> = Field<S>> {
   readonly kind?: NodeKind;
   /** Most activations of this node in one run. Every cycle needs one on some node. */
   readonly visits?: number;
-  readonly retry?: RetryPolicy;
+  readonly retry?: RetryOptions;
   /** Per-attempt time limit; `ctx.signal` aborts at it and a late result is discarded. */
   readonly timeoutMs?: number;
   /** Node to continue at, with the error recorded, when the node fails for good. */
@@ -106,6 +108,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
   readonly #routers = new Map<string, RouterFn<S>>();
   readonly #fanOuts: FanOutDef[] = [];
   readonly #scores = new Map<string, (state: Readonly<S>) => number>();
+  readonly #retryWhens = new Map<string, (error: ErrorValue) => boolean>();
   #entry: string | null = null;
 
   constructor(name: string, options: GraphOptions<z.ZodObject>) {
@@ -137,7 +140,12 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       version: options.version ?? 1,
     };
     if (options.visits !== undefined) def.visits = options.visits;
-    if (options.retry !== undefined) def.retry = copyRetry(options.retry);
+    if (options.retry !== undefined) {
+      def.retry = copyRetry(options.retry);
+      const when = (options.retry as RetryOptions | null)?.when;
+      if (typeof when === 'function' && !this.#retryWhens.has(name))
+        this.#retryWhens.set(name, when);
+    }
     if (options.timeoutMs !== undefined) def.timeoutMs = options.timeoutMs;
     if (options.onError !== undefined) def.onError = options.onError;
     if (options.reads !== undefined) def.reads = copyList(options.reads);
@@ -268,6 +276,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       fns: this.#fns as ReadonlyMap<string, NodeFn<unknown, unknown>>,
       routers: this.#routers as ReadonlyMap<string, RouterFn<unknown>>,
       scores: this.#scores as ReadonlyMap<string, (s: unknown) => number>,
+      retryWhens: this.#retryWhens,
     });
     const shape = this.#options.state.shape as Record<string, z.ZodType>;
     const reducers = new Map<string, Reducer>();
@@ -299,14 +308,18 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
 
 // Copies with a fixed key order: the compiled graph must not change when the caller later edits
 // the object it passed, and the structural hash must not depend on how the object was written.
-function copyRetry(retry: RetryPolicy): RetryPolicy {
-  if (typeof retry !== 'object' || retry === null) return retry; // the validator reports it
+function copyRetry(retry: RetryOptions): RetryPolicy {
+  if (typeof retry !== 'object' || retry === null) return retry as never; // the validator reports it
+  const { when } = retry;
   return {
     attempts: retry.attempts,
     ...(retry.backoffMs !== undefined && { backoffMs: retry.backoffMs }),
     ...(retry.factor !== undefined && { factor: retry.factor }),
     ...(retry.maxBackoffMs !== undefined && { maxBackoffMs: retry.maxBackoffMs }),
     ...(retry.retryOn !== undefined && { retryOn: copyList(retry.retryOn) }),
+    // The predicate is a function: the def records that there is one (the validator reports
+    // anything else as it was given).
+    ...(when !== undefined && { when: (typeof when === 'function' ? true : when) as true }),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { ErrorValue } from '../error/error-value.js';
 import type { RuntimeNode } from './compiled.js';
 import { END } from './end.js';
 import { kindTraits } from './kinds.js';
@@ -9,6 +10,7 @@ export interface FunctionTables {
   readonly fns: ReadonlyMap<string, NodeFn<unknown, unknown>>;
   readonly routers: ReadonlyMap<string, RouterFn<unknown>>;
   readonly scores: ReadonlyMap<string, (branchState: unknown) => number>;
+  readonly retryWhens: ReadonlyMap<string, (error: ErrorValue) => boolean>;
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -48,6 +50,7 @@ export function runtimeNodes(
       fanOut: undefined,
       join,
       wait: waitSpecOf(tables.fns.get(node.name)),
+      ...(tables.retryWhens.has(node.name) && { retryWhen: tables.retryWhens.get(node.name)! }),
     });
   }
   for (const edge of def.edges) nodes.get(edge.from)!.next = edge.to;

@@ -16,6 +16,24 @@ export interface RetryPolicy {
   readonly maxBackoffMs?: number;
   /** Error classes worth another attempt; default `['transient', 'timeout']`. */
   readonly retryOn?: readonly ErrorClass[];
+  /**
+   * Set when the policy has a predicate (`when` in the node's options): a failure of a class in
+   * `retryOn` is retried only if the predicate says so. The function itself is not data; it is
+   * kept with the node's function.
+   */
+  readonly when?: true;
+}
+
+/**
+ * A node's retry policy as declared: the data of {@link RetryPolicy}, and an optional predicate
+ * that decides, from the error value, whether a failure is worth another attempt (an HTTP 400
+ * is not, a 503 is). It is called like a router: pure, on the recorded error, also on replay.
+ *
+ * @example
+ * .node('fetch', fetch, { retry: { attempts: 4, backoffMs: 500, when: (e) => e.details?.status !== 400 } })
+ */
+export interface RetryOptions extends Omit<RetryPolicy, 'when'> {
+  readonly when?: (error: ErrorValue) => boolean;
 }
 
 /** The plain-data description of one node: everything but its function. */

@@ -51,6 +51,8 @@ export function checkNodeOptions(node: NodeDef, report: Report): void {
     bad('retry.factor', retry.factor, 'it must be >= 1');
   if (retry.maxBackoffMs !== undefined && !(retry.maxBackoffMs >= 0))
     bad('retry.maxBackoffMs', retry.maxBackoffMs, 'it must be >= 0');
+  if (retry.when !== undefined && retry.when !== true)
+    bad('retry.when', retry.when, 'it must be a function (error) => boolean');
   if (retry.retryOn !== undefined) {
     const known = (c: unknown) => typeof c === 'string' && Object.hasOwn(errorClasses, c);
     if (!Array.isArray(retry.retryOn) || !retry.retryOn.every(known))

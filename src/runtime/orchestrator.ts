@@ -30,6 +30,11 @@ type Item = { readonly event: RunEvent; readonly attempt?: Attempt } | { readonl
 // conflicting is not being left alone, and this driver stops rather than spin.
 const maxConflictsInARow = 100;
 
+// A store error marked retryable (another writer holds SQLite's lock past the busy timeout) is
+// worth a few more tries before the run gives up; 50, 100, 200, 400, 800 ms on the run's clock.
+const storeRetries = 5;
+const storeBackoffMs = 50;
+
 /**
  * The orchestrator half of the orchestrator/executor split: it folds what happens to a run
  * (attempts that ended, signals, the deadline) through the pure `step`, commits each step
@@ -76,6 +81,7 @@ export class Orchestrator {
     const keeper = this.#keepLease();
     const journal = this.#options.journal;
     let conflicts = 0;
+    let unavailable = 0;
     try {
       for (;;) {
         if ('lost' in item) throw lostLease(snapshot.runId, item.lost);
@@ -103,16 +109,22 @@ export class Orchestrator {
                 commitExtras(this.#graph, event, snapshot, after, result.commands, now),
               );
               conflicts = 0;
+              unavailable = 0;
             } catch (error) {
-              if (
-                !isWaymarkError(error) ||
-                error.code !== 'STORE_CONFLICT' ||
-                ++conflicts > maxConflictsInARow
-              )
-                throw error;
-              // Another process appended to the run: fold its events in, then take ours again.
-              snapshot = await journal.catchUp(snapshot);
-              continue;
+              if (!isWaymarkError(error)) throw error;
+              if (error.code === 'STORE_CONFLICT' && ++conflicts <= maxConflictsInARow) {
+                // Another process appended to the run (or our own commit landed before the
+                // connection failed): fold its events in, then take ours again.
+                snapshot = await journal.catchUp(snapshot);
+                continue;
+              }
+              const retryable = error.code.startsWith('STORE_') && error.retryable;
+              if (retryable && ++unavailable <= storeRetries) {
+                // Nothing was written: the same step is taken again after a pause.
+                await this.#clock.sleep(storeBackoffMs * 2 ** (unavailable - 1));
+                continue;
+              }
+              throw error;
             }
           }
           this.#trace.accept(entries);

@@ -10,6 +10,8 @@ import {
   MemoryStore,
   resume,
   run,
+  type Store,
+  WaymarkError,
 } from '../../src/index.js';
 import { manualClock } from '../support/clock.js';
 import { dyingAt, stores } from '../support/stores.js';
@@ -43,6 +45,44 @@ function sevenSteps(broken: { value: boolean }) {
 }
 
 describe.each(stores)('with the %s store', (_name, makeStore) => {
+  describe('a store that cannot be reached for a moment', () => {
+    /** A store whose commit at `seq` fails `times` times with STORE_UNAVAILABLE first. */
+    const flaky = (store: Store, seq: number, times: number, retryable: boolean): Store =>
+      new Proxy(store, {
+        get(target, key, receiver) {
+          if (key === 'commit') {
+            return async (runId: string, commit: Parameters<Store['commit']>[1]) => {
+              if (commit.seq === seq && times-- > 0)
+                throw new WaymarkError('STORE_UNAVAILABLE', 'database is locked', { retryable });
+              return target.commit(runId, commit);
+            };
+          }
+          const value = Reflect.get(target, key, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+
+    it('takes a step again when the store says its failure is retryable (a lock held past the busy timeout)', async () => {
+      const store = makeStore();
+      const clock = manualClock();
+      const { graph: g, calls } = sevenSteps({ value: false });
+      const result = await run(g, {}, { store: flaky(store, 3, 2, true), clock, runId: 'r' });
+      expect(result.status).toBe('succeeded');
+      expect(Object.values(calls)).toEqual([1, 1, 1, 1, 1, 1, 1]);
+      expect(clock.sleeps).toEqual([50, 100]);
+      expect((await store.events('r')).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    });
+
+    it('stops at a failure the store does not call retryable (a full disk), with what was recorded kept', async () => {
+      const store = makeStore();
+      const { graph: g } = sevenSteps({ value: false });
+      await expect(
+        run(g, {}, { store: flaky(store, 3, 1, false), runId: 'r' }),
+      ).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      expect((await store.getRun('r'))?.seq).toBe(2);
+    });
+  });
+
   describe('durable runs with a store', () => {
     it('resumes a failed 7-step pipeline at step 5: steps 1-4 are read back, only step 5 on runs', async () => {
       const store = makeStore();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { append, END, graph, permanentError, run } from '../../src/index.js';
+import { append, END, graph, permanentError, run, WaymarkError } from '../../src/index.js';
 import { manualClock } from '../support/clock.js';
 
 const State = z.object({
@@ -211,6 +211,50 @@ describe('retries', () => {
       .compile();
     await run(g, {}, { clock: manualClock() });
     expect(calls).toBe(1);
+  });
+
+  it('retries only what its predicate says is worth it: a 503 yes, a 400 no', async () => {
+    const statuses = [503, 503, 400, 200];
+    const seen: number[] = [];
+    const g = graph('http', { state: State })
+      .node(
+        'call',
+        () => {
+          const status = statuses[seen.length]!;
+          seen.push(status);
+          if (status !== 200)
+            throw new WaymarkError('NODE_FAILED', `HTTP ${status}`, { details: { status } });
+          return { draft: 'ok' };
+        },
+        {
+          retry: {
+            attempts: 5,
+            when: (error) => (error.details as { status?: number } | undefined)?.status !== 400,
+          },
+        },
+      )
+      .edge('call', END)
+      .entry('call')
+      .compile();
+
+    const result = await run(g, {}, { clock: manualClock() });
+
+    expect(seen).toEqual([503, 503, 400]);
+    expect(result.status === 'failed' && result.error).toMatchObject({
+      attempt: 3,
+      message: 'HTTP 400',
+    });
+    expect(result.trace.entries.map((e) => e.retried)).toEqual([true, true, false]);
+  });
+
+  it('refuses a retry predicate that is not a function when the graph compiles', () => {
+    expect(() =>
+      graph('g', { state: State })
+        .node('call', () => ({}), { retry: { attempts: 2, when: 'yes' as never } })
+        .edge('call', END)
+        .entry('call')
+        .compile(),
+    ).toThrow(/retry\.when/);
   });
 
   it('does not retry a person node: asking again is a new question, not an attempt', async () => {

@@ -179,6 +179,33 @@ describe.each(stores)('a person stop point, with the %s store', (_name, makeStor
     });
   });
 
+  it('a waiting run under a graph whose state version it cannot reach: refused at once, and no answer is recorded', async () => {
+    const store = makeStore();
+    const calls = { count: 0 };
+    await run(approvalGraph(calls), { title: 't' }, { store, runId: 'r' });
+    const before = await store.getRun('r');
+    // Version 2 of the state, with no migration from version 1.
+    const v2 = graph('approval', { state: Post, stateVersion: 2 })
+      .node('count', (s) => ({ edits: s.edits + 1 }), { visits: 3 })
+      .node('approve', person({ prompt: 'publish?', answer: Approval }))
+      .node('publish', () => ({ published: true }), { terminal: true })
+      .edge('count', 'approve')
+      .route('approve', (s) => (s.approved ? 'publish' : 'count'), ['publish', 'count'])
+      .entry('count')
+      .compile();
+
+    await expect(resume(store, v2, 'r')).rejects.toMatchObject({ code: 'STATE_VERSION_UNKNOWN' });
+    await expect(
+      answer(store, 'r', 'r/approve:1', { approved: true }, { by: 'editor', graph: v2 }),
+    ).rejects.toMatchObject({
+      code: 'STATE_VERSION_UNKNOWN',
+      message: expect.stringContaining('declares no migration from state version 1'),
+    });
+
+    expect(await store.listWaits('r', { open: true })).toHaveLength(1);
+    expect((await store.getRun('r'))?.seq).toBe(before?.seq);
+  });
+
   it('resolves a wait past its timeout as a timeout error value on the next resume', async () => {
     const store = makeStore();
     const clock = manualClock();

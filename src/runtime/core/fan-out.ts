@@ -277,6 +277,7 @@ function failJoin(d: Draft, fanOut: FanOut, join: RuntimeNode, reason: string): 
   const where = { node: join.def.name, activation: fanOut.id, attempt: 0 };
   if (join.def.onError === undefined) {
     const error = errorValue(where, 'JOIN_FAILED', errorClass, message, summary(fanOut, [], []));
+    // What stays pending of the fan-out (failed branches, those in flight) runs again on resume.
     const retried = d.pending.some((a) => a.branch?.fanOut === fanOut.id);
     if (retried) d.failFinally(join, error, undefined);
     else d.blockJoin(fanOut, join, error);
@@ -299,7 +300,9 @@ function cancelOpen(d: Draft, fanOut: FanOut): number[] {
     }
   });
   editable.running = 0;
-  const doomed = d.pending.filter((a) => a.branch?.fanOut === fanOut.id).map((a) => a.id);
+  const doomed = d.pending
+    .filter((a) => a.branch?.fanOut === fanOut.id && a.blocked === undefined)
+    .map((a) => a.id);
   if (doomed.length > 0) d.abort(doomed);
   return cancelled;
 }
@@ -315,9 +318,12 @@ function summary(fanOut: FanOut, merged: readonly number[], cancelled: readonly 
   };
 }
 
+/** Closes a fan-out, dropping what it kept pending for a resume (its failed branches). */
 function close(d: Draft, id: string): void {
   const { [id]: _closed, ...open } = d.fanOuts;
   d.fanOuts = open;
+  if (d.pending.some((a) => a.branch?.fanOut === id))
+    d.pending = d.pending.filter((a) => a.branch?.fanOut !== id);
 }
 
 function node(d: Draft, name: string): RuntimeNode {

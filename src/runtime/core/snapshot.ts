@@ -43,14 +43,18 @@ export interface Activation {
   /**
    * Set on an activation kept so that a resume can pick up a decision that stopped the run,
    * instead of on work to execute: `enqueue` (it was not scheduled: a visit cap), `route` (it
-   * completed, its router failed), `settle` (its fan-out's join could not decide). A resume
-   * takes the decision again under the graph it resumes with; nothing runs twice.
+   * completed, its router failed), `settle` (its fan-out's join could not decide), `branch` (it
+   * failed its branch: dropped when the fan-out closes, tried again if its join failed the run).
+   * A resume takes the decision again under the graph it resumes with; nothing runs twice.
    */
   readonly blocked?: Blocked;
 }
 
-/** What a blocked activation waits to have decided again; see {@link Activation.blocked}. */
-export type Blocked = 'enqueue' | 'route' | 'settle';
+/**
+ * What a blocked activation waits to have decided again; see {@link Activation.blocked}.
+ * `branch`: a failed branch's activation, kept while its fan-out is open.
+ */
+export type Blocked = 'enqueue' | 'route' | 'settle' | 'branch';
 
 /** A wait a person node opened: what was asked, under a stable request id. */
 export interface OpenWait {

@@ -21,6 +21,7 @@ import { readView } from './read-view.js';
 import type {
   Activation,
   AttemptReport,
+  Blocked,
   BranchRef,
   Command,
   FanOut,
@@ -68,6 +69,7 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
     snapshot.status !== 'cancelled';
   if (snapshot.status !== 'running' && !waitingForThis && !cancellingStopped)
     return { snapshot, commands: [] };
+  if (isStale(snapshot, event)) return { snapshot, commands: [] };
   const t = new Transition(graph, snapshot);
   switch (event.type) {
     case 'started':
@@ -377,10 +379,10 @@ class Transition implements Draft {
           : { cause: error, branch: activation.branch };
       this.enqueue(node.def.onError, error.activation, how);
     } else if (activation.branch !== undefined) {
+      // Kept, blocked, while its fan-out is open: if the join carries on without it, it goes when
+      // the fan-out closes; if the join gives up and stops the run, a resume tries it again.
+      if (activation.blocked === undefined) this.#keep(activation.id, 'branch');
       branchFailed(this, activation.branch, error);
-      // The join carried on without this branch: the activation is done. If the join gave up
-      // and stopped the run, it stays pending for a resume.
-      if (this.running) this.#drop(activation.id, true);
     } else {
       this.#finish('failed', error);
     }
@@ -518,6 +520,13 @@ class Transition implements Draft {
         case 'settle':
           settleAgain(this, activation.parent!);
           continue;
+        case 'branch': {
+          // Its branch was revived above: it runs again from this activation, attempt 1.
+          const { blocked: _b, ...again } = activation;
+          this.pending.push(restart(again));
+          this.#commands.push({ type: 'execute', activation: restart(again) });
+          continue;
+        }
         case undefined:
           break;
       }
@@ -531,9 +540,15 @@ class Transition implements Draft {
   }
 
   result(): StepResult {
+    // Blocked entries are kept for a resume, not work: a running run has none but failed
+    // branches of an open fan-out, which closes (dropping them) before the run can finish.
     if (this.#status === 'running' && this.pending.length === 0) this.#status = 'succeeded';
     // Nothing can happen until someone answers: the run waits, and no process needs to stay.
-    else if (this.#status === 'running' && this.pending.every((a) => a.waiting !== undefined))
+    else if (
+      this.#status === 'running' &&
+      this.pending.every((a) => a.waiting !== undefined || a.blocked !== undefined) &&
+      this.pending.some((a) => a.waiting !== undefined)
+    )
       this.#status = 'waiting';
     const status = this.#status;
     const { runId } = this.#before;
@@ -609,6 +624,12 @@ class Transition implements Draft {
     const index = this.pending.findIndex((a) => a.id === id);
     if (index === -1 || attempt === undefined) return index;
     return this.pending[index]!.attempt === attempt ? index : -1;
+  }
+
+  /** Marks a pending activation as kept for a resume, not as work in flight. */
+  #keep(id: string, kind: Blocked): void {
+    const index = this.pending.findIndex((a) => a.id === id);
+    if (index !== -1) this.pending[index] = { ...this.pending[index]!, blocked: kind };
   }
 
   /** Removes a pending entry that is done; a real activation counts as a step. */
@@ -689,6 +710,21 @@ class Transition implements Draft {
       throw new Error(`waymark internal: node "${name}" is not in graph "${this.graph.name}"`);
     return node;
   }
+}
+
+/**
+ * An event about an activation that is not pending, or about another attempt than the pending
+ * one: a late result after a timeout, the result of a worker whose lease expired. It changes
+ * nothing, and the very same snapshot comes back, so a driver knows there is nothing to commit.
+ */
+function isStale(snapshot: Snapshot, event: RunEvent): boolean {
+  if (event.type !== 'completed' && event.type !== 'failed' && event.type !== 'answered')
+    return false;
+  const pending = snapshot.pending.find((a) => a.id === event.activation);
+  if (pending === undefined || pending.blocked !== undefined) return true;
+  if (event.type === 'answered') return pending.waiting === undefined;
+  if (event.type === 'completed' && pending.waiting !== undefined) return true;
+  return event.attempt !== undefined && event.attempt !== pending.attempt;
 }
 
 function where(activation: Activation) {
