@@ -63,9 +63,30 @@ describe('user code that throws never rejects run(): it is an error value', () =
     };
     const g = graph('join', { state: State, reducers: { log: merging } })
       .node('split', () => ({}))
-      .node('a', () => (calls.push('a'), { log: ['a'] }), { writes: ['log'] })
-      .node('b', () => (calls.push('b'), { log: ['b'] }), { writes: ['log'] })
-      .node('merge', () => (calls.push('merge'), {}), { join: all(), terminal: true })
+      .node(
+        'a',
+        () => {
+          calls.push('a');
+          return { log: ['a'] };
+        },
+        { writes: ['log'] },
+      )
+      .node(
+        'b',
+        () => {
+          calls.push('b');
+          return { log: ['b'] };
+        },
+        { writes: ['log'] },
+      )
+      .node(
+        'merge',
+        () => {
+          calls.push('merge');
+          return {};
+        },
+        { join: all(), terminal: true },
+      )
       .fanOut('split', ['a', 'b'], 'merge')
       .edge('a', 'merge')
       .edge('b', 'merge')

@@ -52,7 +52,10 @@ describe.each(clocked)('one owner per run, with the %s store', (_name, makeStore
         await gate;
         return { n: 1 };
       })
-      .node('done', () => (calls.done++, {}))
+      .node('done', () => {
+        calls.done++;
+        return {};
+      })
       .edge('fetch', 'done')
       .edge('done', END)
       .entry('fetch')

@@ -6,7 +6,6 @@ import {
   any,
   append,
   type CompiledGraph,
-  END,
   type ErrorValue,
   type GraphBuilder,
   graph,

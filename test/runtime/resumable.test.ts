@@ -23,8 +23,18 @@ describe.each(stores)(
       const calls: string[] = [];
       let broken = true;
       const g = graph('fan', { state: State, reducers: { log: append } })
-        .node('split', () => (calls.push('split'), {}))
-        .node('a', () => (calls.push('a'), { log: ['a'] }), { writes: ['log'] })
+        .node('split', () => {
+          calls.push('split');
+          return {};
+        })
+        .node(
+          'a',
+          () => {
+            calls.push('a');
+            return { log: ['a'] };
+          },
+          { writes: ['log'] },
+        )
         .node(
           'b',
           async () => {
@@ -35,8 +45,22 @@ describe.each(stores)(
           },
           { writes: ['log'] },
         )
-        .node('c', () => (calls.push('c'), { log: ['c'] }), { writes: ['log'] })
-        .node('merge', () => (calls.push('merge'), {}), { join: all(), terminal: true })
+        .node(
+          'c',
+          () => {
+            calls.push('c');
+            return { log: ['c'] };
+          },
+          { writes: ['log'] },
+        )
+        .node(
+          'merge',
+          () => {
+            calls.push('merge');
+            return {};
+          },
+          { join: all(), terminal: true },
+        )
         .fanOut('split', ['a', 'b', 'c'], 'merge')
         .edge('a', 'merge')
         .edge('b', 'merge')
@@ -95,7 +119,14 @@ describe.each(stores)(
       let calls = 0;
       const looping = (visits: number) =>
         graph('loop', { state: State })
-          .node('count', (s) => (calls++, { n: s.n + 1 }), { visits })
+          .node(
+            'count',
+            (s) => {
+              calls++;
+              return { n: s.n + 1 };
+            },
+            { visits },
+          )
           .route('count', (s) => (s.n >= 3 ? END : 'count'), ['count', END])
           .entry('count')
           .compile();
@@ -128,7 +159,14 @@ describe.each(stores)(
       let calls = 0;
       const declared = (reads: readonly ('n' | 'secret')[]) =>
         graph('router', { state: State })
-          .node('decide', () => (calls++, { n: 1 }), { reads, writes: ['n'] })
+          .node(
+            'decide',
+            () => {
+              calls++;
+              return { n: 1 };
+            },
+            { reads, writes: ['n'] },
+          )
           .node('left', () => ({ log: ['left'] }), { terminal: true })
           .node('right', () => ({ log: ['right'] }), { terminal: true })
           .route('decide', (s) => (s.secret === 's' ? 'left' : 'right'), ['left', 'right'])
