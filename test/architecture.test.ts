@@ -11,7 +11,7 @@ const allowed: Record<string, readonly string[]> = {
   runtime: ['error', 'graph', 'runtime', 'store', 'effects'],
   model: ['error', 'graph', 'runtime', 'model'],
   cli: ['error', 'graph', 'runtime', 'store', 'effects', 'model', 'cli'],
-  testing: ['error', 'graph', 'testing'],
+  testing: ['error', 'graph', 'store', 'testing'],
 };
 
 const src = new URL('../src/', import.meta.url).pathname;

@@ -1,7 +1,9 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { storeConformance } from './conformance.js';
+import { storeConformance } from '../../src/testing/index.js';
 
-storeConformance('MemoryStore', async () => ({
-  store: new MemoryStore(),
-  cleanup: async () => {},
-}));
+storeConformance(
+  'MemoryStore',
+  async () => ({ store: new MemoryStore(), cleanup: async () => {} }),
+  { describe, it, beforeEach, afterEach, expect },
+);

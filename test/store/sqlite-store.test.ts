@@ -16,7 +16,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/sqlite.js';
 import { migrations, schemaVersion } from '../../src/store/internal/schema.js';
 import { storeFormatVersion } from '../../src/store/store.js';
-import { commitSteps, newRun, step, storeConformance } from './conformance.js';
+import {
+  commitSteps,
+  sampleRun as newRun,
+  sampleCommit as step,
+  storeConformance,
+} from '../../src/testing/index.js';
 
 interface Racer {
   /** Settles once the racer has opened its store. */
@@ -62,17 +67,21 @@ function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'waymark-sqlite-'));
 }
 
-storeConformance('SqliteStore', async () => {
-  const dir = tempDir();
-  const store = new SqliteStore({ path: join(dir, 'waymark.db') });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-});
+storeConformance(
+  'SqliteStore',
+  async () => {
+    const dir = tempDir();
+    const store = new SqliteStore({ path: join(dir, 'waymark.db') });
+    return {
+      store,
+      cleanup: async () => {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+  { describe, it, beforeEach, afterEach, expect },
+);
 
 describe('SqliteStore on a file', () => {
   let dir: string;

@@ -1,7 +1,50 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ErrorCode } from '../../src/error/codes.js';
-import type { Commit, MemoRecord, NewRun, Store, WaitRecord } from '../../src/store/store.js';
-import { storeFormatVersion } from '../../src/store/store.js';
+import type { ErrorCode } from '../error/codes.js';
+import type { Commit, MemoRecord, NewRun, Store, WaitRecord } from '../store/store.js';
+import { storeFormatVersion } from '../store/store.js';
+
+// The behaviour every Store shares, as one suite a store's own tests run: the memory, SQLite and
+// PostgreSQL stores here, and a third party's. It takes the test framework's functions instead
+// of importing one, so it runs under vitest or jest alike.
+
+/** What of a test framework the suite uses: vitest's or jest's globals fit. */
+export interface TestApi {
+  readonly describe: (name: string, body: () => void) => void;
+  readonly it: (name: string, body: () => Promise<void>) => void;
+  readonly beforeEach: (body: () => Promise<void>) => void;
+  readonly afterEach: (body: () => Promise<void>) => void;
+  readonly expect: Expect;
+}
+
+/** The assertions the suite makes, as vitest's and jest's `expect` both provide them. */
+export interface Expect {
+  (actual: unknown): Assertion;
+  any(type: unknown): unknown;
+}
+
+interface Assertion {
+  toBe(expected: unknown): void;
+  toEqual(expected: unknown): void;
+  toMatchObject(expected: object): void;
+  toBeUndefined(): void;
+  toBeNull(): void;
+  toContain(item: unknown): void;
+  toHaveLength(length: number): void;
+  readonly not: Assertion;
+  readonly rejects: { toMatchObject(expected: object): Promise<void> };
+}
+
+/** A test the store does not pass, named, with why: Hono's reasoned skips. */
+export interface Skip {
+  /** The test's name, as the suite gives it (`it`'s first argument). */
+  readonly test: string;
+  readonly reason: string;
+}
+
+/** Options of {@link storeConformance}. */
+export interface ConformanceOptions {
+  /** Tests this store skips, each with its reason; a skip naming no test of the suite fails. */
+  readonly skip?: readonly Skip[];
+}
 
 /** A fresh, empty store and how to dispose of it. */
 export interface StoreFixture {
@@ -9,8 +52,13 @@ export interface StoreFixture {
   cleanup(): Promise<void>;
 }
 
-/** A run as `createRun` takes it; `overrides` change any field. */
-export function newRun(id: string, overrides: Partial<NewRun> = {}): NewRun {
+/**
+ * A run as `createRun` takes it; `overrides` change any field.
+ *
+ * @example
+ * await store.createRun(sampleRun('r1', { labels: '{"a":"b"}' }));
+ */
+export function sampleRun(id: string, overrides: Partial<NewRun> = {}): NewRun {
   return {
     id,
     graph: 'claims',
@@ -24,8 +72,13 @@ export function newRun(id: string, overrides: Partial<NewRun> = {}): NewRun {
   };
 }
 
-/** Step `seq` of a run: a small event, no snapshot unless `overrides` give one. */
-export function step(seq: number, overrides: Partial<Commit> = {}): Commit {
+/**
+ * Step `seq` of a run: a small event, no snapshot unless `overrides` give one.
+ *
+ * @example
+ * await store.commit('r1', sampleCommit(1));
+ */
+export function sampleCommit(seq: number, overrides: Partial<Commit> = {}): Commit {
   return {
     seq,
     at: 1_000 + seq,
@@ -38,7 +91,12 @@ export function step(seq: number, overrides: Partial<Commit> = {}): Commit {
   };
 }
 
-/** Commits steps `from`..`to` in order; a snapshot at every seq listed in `snapshotsAt`. */
+/**
+ * Commits steps `from`..`to` in order; a snapshot at every seq listed in `snapshotsAt`.
+ *
+ * @example
+ * await commitSteps(store, 'r1', 1, 7, [3, 5]);
+ */
 export async function commitSteps(
   store: Store,
   runId: string,
@@ -48,9 +106,13 @@ export async function commitSteps(
 ): Promise<void> {
   for (let seq = from; seq <= to; seq++) {
     const snapshot = snapshotsAt.includes(seq) ? JSON.stringify({ at: seq }) : null;
-    await store.commit(runId, step(seq, { snapshot }));
+    await store.commit(runId, sampleCommit(seq, { snapshot }));
   }
 }
+
+let expect: Expect;
+const newRun = sampleRun;
+const step = sampleCommit;
 
 async function rejectsWith(promise: Promise<unknown>, code: ErrorCode): Promise<void> {
   await expect(promise).rejects.toMatchObject({ code });
@@ -86,13 +148,36 @@ function memo(overrides: Partial<MemoRecord> = {}): MemoRecord {
 }
 
 /**
- * The behaviour every `Store` implementation shares. Each test gets a fresh store from
- * `makeStore` and disposes of it with its `cleanup`.
+ * The behaviour every `Store` implementation shares: runs and their history, sequence numbers,
+ * listing, ownership (leases), timers, effects, waits and memos. Each test gets a fresh store
+ * from `makeStore` and disposes of it with its `cleanup`. A store that cannot pass a test names
+ * it in `skip`, with why.
  *
  * @example
- * storeConformance('MemoryStore', async () => ({ store: new MemoryStore(), cleanup: async () => {} }));
+ * import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+ * import { storeConformance } from 'waymark/testing';
+ * storeConformance('MyStore', async () => ({ store: new MyStore(), cleanup: async () => {} }),
+ *   { describe, it, beforeEach, afterEach, expect });
  */
-export function storeConformance(name: string, makeStore: () => Promise<StoreFixture>): void {
+export function storeConformance(
+  name: string,
+  makeStore: () => Promise<StoreFixture>,
+  api: TestApi,
+  options: ConformanceOptions = {},
+): void {
+  expect = api.expect;
+  const { describe, beforeEach, afterEach } = api;
+  const skips = new Map((options.skip ?? []).map((s) => [s.test, s.reason]));
+  const named = new Set<string>();
+  // Every test of the suite goes through here: a skipped one is still named, with its reason.
+  const it = (test: string, body: () => Promise<void>) => {
+    named.add(test);
+    const reason = skips.get(test);
+    api.it(
+      reason === undefined ? test : `${test} [skipped: ${reason}]`,
+      reason === undefined ? body : async () => {},
+    );
+  };
   describe(`${name} (store conformance)`, () => {
     let store: Store;
     let cleanup: () => Promise<void>;
@@ -481,6 +566,239 @@ export function storeConformance(name: string, makeStore: () => Promise<StoreFix
       });
     });
 
+    describe('ownership: one lease per run', () => {
+      const me = { owner: 'me', host: 'host-a', pid: 101, leaseMs: 60_000 };
+      const other = { owner: 'other', host: 'host-b', pid: 202, leaseMs: 60_000 };
+
+      it('a first lease has epoch 1 and expires leaseMs from now by the store clock', async () => {
+        await store.createRun(newRun('r1'));
+        const before = Date.now();
+        const lease = await store.acquire('r1', me);
+        expect(lease).toMatchObject({ runId: 'r1', owner: 'me', epoch: 1 });
+        // The store's clock decides; a database on this machine agrees with ours within seconds.
+        expect(Math.abs(lease.expiresAt - (before + 60_000)) < 10_000).toBe(true);
+        expect((await store.getRun('r1'))?.lease).toEqual({
+          owner: 'me',
+          host: 'host-a',
+          pid: 101,
+          epoch: 1,
+          expiresAt: lease.expiresAt,
+          live: true,
+        });
+      });
+
+      it('a live lease refuses another owner with RUN_OWNED, naming who holds it and until when', async () => {
+        await store.createRun(newRun('r1'));
+        const held = await store.acquire('r1', me);
+        await expect(store.acquire('r1', other)).rejects.toMatchObject({
+          code: 'RUN_OWNED',
+          details: {
+            runId: 'r1',
+            owner: 'me',
+            host: 'host-a',
+            pid: 101,
+            epoch: 1,
+            expiresAt: held.expiresAt,
+          },
+        });
+        expect((await store.getRun('r1'))?.lease).toMatchObject({ owner: 'me', epoch: 1 });
+      });
+
+      it('the same owner acquiring again keeps its epoch', async () => {
+        await store.createRun(newRun('r1'));
+        await store.acquire('r1', me);
+        expect((await store.acquire('r1', me)).epoch).toBe(1);
+      });
+
+      it('a released or expired lease is taken by another owner with the next epoch', async () => {
+        await store.createRun(newRun('r1'));
+        const mine = await store.acquire('r1', me);
+        await store.release(mine);
+        expect((await store.getRun('r1'))?.lease).toMatchObject({ live: false, expiresAt: 0 });
+        const theirs = await store.acquire('r1', { ...other, leaseMs: 1 });
+        expect(theirs.epoch).toBe(2);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        expect((await store.getRun('r1'))?.lease?.live).toBe(false);
+        expect((await store.acquire('r1', me)).epoch).toBe(3);
+      });
+
+      it('a take-over at the epoch seen wins a live lease; at any other epoch it is refused', async () => {
+        await store.createRun(newRun('r1'));
+        await store.acquire('r1', me);
+        await rejectsWith(store.acquire('r1', { ...other, takeOver: 7 }), 'RUN_OWNED');
+        expect((await store.acquire('r1', { ...other, takeOver: 1 })).epoch).toBe(2);
+        // The dead owner's twin, taking over at the same epoch, now finds a live owner.
+        await rejectsWith(
+          store.acquire('r1', { owner: 'third', leaseMs: 1_000, takeOver: 1 }),
+          'RUN_OWNED',
+        );
+      });
+
+      it("commits are fenced by the lease's epoch: the old owner's are refused with LEASE_LOST and write nothing", async () => {
+        await store.createRun(newRun('r1'));
+        const old = await store.acquire('r1', me);
+        await store.commit('r1', step(1, { epoch: old.epoch }));
+        await store.acquire('r1', { ...other, takeOver: old.epoch });
+        await rejectsWith(
+          store.commit(
+            'r1',
+            step(2, {
+              epoch: old.epoch,
+              snapshot: '{"late":true}',
+              timers: { set: [{ runId: 'r1', id: 't', at: 5 }] },
+            }),
+          ),
+          'LEASE_LOST',
+        );
+        expect((await store.getRun('r1'))?.seq).toBe(1);
+        expect(await store.listTimers('r1')).toEqual([]);
+        await store.commit('r1', step(2, { epoch: 2 }));
+        // Without an epoch, a commit is fenced by its seq alone (a cancellation from outside).
+        await store.commit('r1', step(3));
+        expect((await store.getRun('r1'))?.seq).toBe(3);
+      });
+
+      it('a commit under an epoch on a run nobody leased is refused', async () => {
+        await store.createRun(newRun('r1'));
+        await rejectsWith(store.commit('r1', step(1, { epoch: 1 })), 'LEASE_LOST');
+      });
+
+      it('renews many leases in one call, and reports those another owner took as lost', async () => {
+        await store.createRun(newRun('r1'));
+        await store.createRun(newRun('r2'));
+        const a = await store.acquire('r1', { ...me, leaseMs: 1_000 });
+        const b = await store.acquire('r2', { ...me, leaseMs: 1_000 });
+        await store.release(b);
+        await store.acquire('r2', other);
+        const { renewed, lost } = await store.renew([a, b], 120_000);
+        expect(lost).toEqual(['r2']);
+        expect(renewed).toHaveLength(1);
+        expect(renewed[0]?.runId).toBe('r1');
+        expect(renewed[0]!.expiresAt > a.expiresAt).toBe(true);
+        expect((await store.getRun('r1'))?.lease?.expiresAt).toBe(renewed[0]?.expiresAt);
+      });
+
+      it('a stale lease releases nothing', async () => {
+        await store.createRun(newRun('r1'));
+        const old = await store.acquire('r1', { ...me, leaseMs: 1 });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await store.acquire('r1', other);
+        await store.release(old);
+        expect((await store.getRun('r1'))?.lease).toMatchObject({ owner: 'other', live: true });
+      });
+
+      it('a lease on a run that does not exist is RUN_NOT_FOUND', async () => {
+        await rejectsWith(store.acquire('nope', me), 'RUN_NOT_FOUND');
+      });
+
+      it('listing runs shows each run with its lease', async () => {
+        await store.createRun(newRun('r1', { createdAt: 1 }));
+        await store.createRun(newRun('r2', { createdAt: 2 }));
+        await store.acquire('r1', me);
+        expect((await store.listRuns()).map((r) => [r.id, r.lease?.owner ?? null])).toEqual([
+          ['r2', null],
+          ['r1', 'me'],
+        ]);
+      });
+    });
+
+    describe('timers', () => {
+      it('a commit sets and clears timers; a set replaces the one of the same id', async () => {
+        await store.createRun(newRun('r1'));
+        await store.commit(
+          'r1',
+          step(1, {
+            timers: {
+              set: [
+                { runId: 'r1', id: 'deadline', at: 9_000 },
+                { runId: 'r1', id: 'wait:q', at: 5_000 },
+              ],
+            },
+          }),
+        );
+        expect(await store.listTimers('r1')).toEqual([
+          { runId: 'r1', id: 'wait:q', at: 5_000 },
+          { runId: 'r1', id: 'deadline', at: 9_000 },
+        ]);
+        await store.commit(
+          'r1',
+          step(2, {
+            timers: { set: [{ runId: 'r1', id: 'deadline', at: 7_000 }], clear: ['wait:q'] },
+          }),
+        );
+        expect(await store.listTimers('r1')).toEqual([{ runId: 'r1', id: 'deadline', at: 7_000 }]);
+      });
+
+      it('lists the timers due by a time across runs, soonest first, up to a limit', async () => {
+        await store.createRun(newRun('r1'));
+        await store.createRun(newRun('r2'));
+        await store.commit('r1', step(1, { timers: { set: [{ runId: 'r1', id: 'a', at: 300 }] } }));
+        await store.commit(
+          'r2',
+          step(1, {
+            timers: {
+              set: [
+                { runId: 'r2', id: 'b', at: 100 },
+                { runId: 'r2', id: 'c', at: 900 },
+              ],
+            },
+          }),
+        );
+        expect(await store.dueTimers(500)).toEqual([
+          { runId: 'r2', id: 'b', at: 100 },
+          { runId: 'r1', id: 'a', at: 300 },
+        ]);
+        expect(await store.dueTimers(500, 1)).toEqual([{ runId: 'r2', id: 'b', at: 100 }]);
+        expect(await store.dueTimers(50)).toEqual([]);
+      });
+    });
+
+    describe('waits opened and closed by commits', () => {
+      it('a commit opens its waits with the step, and a later one closes them unanswered', async () => {
+        await store.createRun(newRun('r1'));
+        await store.commit(
+          'r1',
+          step(1, { waits: { open: [wait('r1', 'q1'), wait('r1', 'q2')] } }),
+        );
+        expect((await store.listWaits('r1', { open: true })).map((w) => w.requestId)).toEqual([
+          'q1',
+          'q2',
+        ]);
+        await store.answerWait('r1', 'q2', '"yes"', 'ana', 2_100);
+        await store.commit('r1', step(2, { waits: { close: ['q1', 'q2'] } }));
+        expect(await store.listWaits('r1', { open: true })).toEqual([]);
+        const [q1, q2] = await store.listWaits('r1');
+        expect(q1?.closedAt).toBe(1_002);
+        // An answered wait stays answered: closing is only for waits nobody answered.
+        expect(q2).toMatchObject({ answer: '"yes"', closedAt: null });
+        await rejectsWith(store.answerWait('r1', 'q1', '"late"', 'bob', 2_200), 'WAIT_CLOSED');
+        expect((await store.listWaits('r1'))[0]?.answer).toBeNull();
+      });
+
+      it('a refused commit opens no wait and sets no timer: all of a step, or none of it', async () => {
+        await store.createRun(newRun('r1'));
+        await rejectsWith(
+          store.commit(
+            'r1',
+            step(2, {
+              waits: { open: [wait('r1', 'q1')] },
+              timers: { set: [{ runId: 'r1', id: 'x', at: 1 }] },
+            }),
+          ),
+          'STORE_CONFLICT',
+        );
+        expect(await store.listWaits('r1')).toEqual([]);
+        expect(await store.listTimers('r1')).toEqual([]);
+      });
+
+      it('re-opening a wait a commit opened keeps the first record', async () => {
+        await store.createRun(newRun('r1'));
+        await store.commit('r1', step(1, { waits: { open: [wait('r1', 'q1', 2_000)] } }));
+        await store.commit('r1', step(2, { waits: { open: [wait('r1', 'q1', 9_000)] } }));
+        expect((await store.listWaits('r1')).map((w) => w.openedAt)).toEqual([2_000]);
+      });
+    });
+
     describe('memos', () => {
       it('finds the memo recorded last for a node, node version and input hash, from any run', async () => {
         await store.putMemo(memo({ runId: 'r1', output: '"first"' }));
@@ -506,6 +824,10 @@ export function storeConformance(name: string, makeStore: () => Promise<StoreFix
         expect((await store.findMemo('claims', 'search', 1, 'in-1'))?.output).toBe('"v1"');
         expect((await store.findMemo('claims', 'search', 2, 'in-1'))?.output).toBe('"v2"');
       });
+    });
+    it('skips only tests the suite has, each with a reason', async () => {
+      expect([...skips.keys()].filter((test) => !named.has(test))).toEqual([]);
+      expect([...skips.values()].filter((reason) => reason.trim() === '')).toEqual([]);
     });
   });
 }
