@@ -64,6 +64,33 @@ export function answerUpdate(
   return { ok: true, fields: parsed.fields };
 }
 
+/**
+ * A person node's activation with its wait's question asked under its stable request id
+ * (`runId/activationId`), or the error value of a prompt that threw.
+ *
+ * @example
+ * const asked = askWait(node, activation, 'r1', state, fanOuts); // asked.activation.waiting.prompt
+ */
+export function askWait(
+  node: RuntimeNode,
+  activation: Activation,
+  runId: string,
+  state: State,
+  fanOuts: Readonly<Record<string, FanOut>>,
+):
+  | { readonly ok: true; readonly activation: Activation }
+  | { readonly ok: false; readonly error: ErrorValue } {
+  const view = nodeState(node, activation, state, fanOuts);
+  const asked = callUser(() => String(node.wait!.prompt(view)));
+  if (!asked.ok) {
+    const where = { node: node.def.name, activation: activation.id, attempt: 0 };
+    const what = `the prompt of "${node.def.name}" threw`;
+    return { ok: false, error: userError(where, 'NODE_FAILED', what, asked.thrown) };
+  }
+  const requestId = `${runId}/${activation.id}`;
+  return { ok: true, activation: { ...activation, waiting: { requestId, prompt: asked.value } } };
+}
+
 /** What a person node's prompt and answer see: its scope's state, limited to its `reads`. */
 export function nodeState(
   node: RuntimeNode,

@@ -1,5 +1,6 @@
+import type { ErrorValue } from '../../error/error-value.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
-import type { RunLimits, Snapshot } from './snapshot.js';
+import type { RunLimits, RunStatus, Snapshot } from './snapshot.js';
 
 // Where checkpoints begin; the transitions from there, resuming included, are step.ts.
 
@@ -40,5 +41,53 @@ export function stampOf(graph: CompiledGraph): Snapshot['graph'] {
     hash: graph.hash,
     version: graph.version,
     stateVersion: graph.stateVersion,
+  };
+}
+
+/** Every field of a snapshot but its status and error. */
+export type SnapshotParts = Omit<Extract<Snapshot, { status: 'running' }>, 'status'>;
+
+/**
+ * The snapshot of a status: the stopped ones carry the error that stopped them. Two literal
+ * shapes instead of a spread: a transition builds one per step, and a spread cost ~1 us here.
+ *
+ * @example
+ * const next = snapshotOf('failed', error, parts);
+ */
+export function snapshotOf(
+  status: RunStatus,
+  error: ErrorValue | undefined,
+  p: SnapshotParts,
+): Snapshot {
+  if (status === 'failed' || status === 'cancelled' || status === 'timed_out') {
+    return {
+      status,
+      runId: p.runId,
+      graph: p.graph,
+      state: p.state,
+      pending: p.pending,
+      visits: p.visits,
+      steps: p.steps,
+      errors: p.errors,
+      fanOuts: p.fanOuts,
+      limits: p.limits,
+      spent: p.spent,
+      quarantine: p.quarantine,
+      error: error!,
+    };
+  }
+  return {
+    status,
+    runId: p.runId,
+    graph: p.graph,
+    state: p.state,
+    pending: p.pending,
+    visits: p.visits,
+    steps: p.steps,
+    errors: p.errors,
+    fanOuts: p.fanOuts,
+    limits: p.limits,
+    spent: p.spent,
+    quarantine: p.quarantine,
   };
 }

@@ -1,7 +1,7 @@
 import type { ErrorValue } from '../../error/error-value.js';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
 import type { JoinSummary } from '../../graph/types.js';
-import type { Activation, BranchRef, FanOut, Snapshot } from './snapshot.js';
+import type { Activation, BranchRef, FanOut, RunEvent, Snapshot } from './snapshot.js';
 
 /** How a new activation came to be scheduled, besides its parent. */
 export interface Scheduling {
@@ -34,4 +34,16 @@ export interface Draft {
   abort(ids: readonly string[]): void;
   /** Stops the run with a fan-out's join undecided (its score threw): a resume settles it again. */
   blockJoin(fanOut: FanOut, join: RuntimeNode, error: ErrorValue): void;
+}
+
+/** What a resume (resume-draft.ts) needs of the transition besides the fan-out rules. */
+export interface ResumeDraft extends Draft {
+  /** Restamps the checkpoint, takes the event's deadline and step limit; true for a failed run. */
+  resumeUnder(event: Extract<RunEvent, { type: 'resumed' }>): boolean;
+  /** Lets a blocked activation in again through its cap and the step limit. */
+  admit(activation: Activation): void;
+  /** Routes a completed activation again (its router failed before). */
+  moveOn(activation: Activation): void;
+  /** Puts an activation back to run (or to wait, if it is a person's). */
+  schedule(activation: Activation): void;
 }

@@ -2,22 +2,16 @@ import type { ErrorClass, ErrorCode } from '../../error/codes.js';
 import { type ErrorValue, errorValue } from '../../error/error-value.js';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
 import { END } from '../../graph/end.js';
-import { answerUpdate, nodeState } from './answer-update.js';
+import { blocked, isStale, where } from './activations.js';
+import { answerUpdate, askWait } from './answer-update.js';
 import { mergeFields, parseUpdate, refusalError } from './apply-update.js';
-import { backoffDelay, defaultRetryOn } from './backoff.js';
-import { callUser, userError } from './call-user.js';
-import { stampOf } from './checkpoint.js';
-import type { Draft, Scheduling } from './draft.js';
-import {
-  branchFailed,
-  branchSucceeded,
-  openFanOut,
-  reviveBranch,
-  setBranch,
-  settleAgain,
-} from './fan-out.js';
+import { snapshotOf, stampOf } from './checkpoint.js';
+import type { ResumeDraft, Scheduling } from './draft.js';
+import { branchFailed, branchSucceeded, openFanOut, setBranch } from './fan-out.js';
 import { deepFreeze } from './freeze.js';
-import { readView } from './read-view.js';
+import { resumeDraft } from './resume-draft.js';
+import { nextAttempt, retries } from './retry.js';
+import { routeOf } from './route.js';
 import type {
   Activation,
   AttemptReport,
@@ -54,7 +48,7 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
     if (snapshot.status === 'succeeded' || snapshot.pending.length === 0)
       return { snapshot, commands: [] };
     const t = new Transition(graph, snapshot);
-    t.resume(event);
+    resumeDraft(t, event);
     return t.result();
   }
   // A waiting run takes only what resolves a wait: an answer, or the wait's timeout error; and
@@ -108,7 +102,7 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
  * The working copy of one transition; `step` builds one, mutates it, and freezes the result.
  * Its public members are the {@link Draft} the fan-out rules work on; it is never exported.
  */
-class Transition implements Draft {
+class Transition implements ResumeDraft {
   readonly graph: CompiledGraph;
   readonly #before: Snapshot;
   state: State;
@@ -335,12 +329,8 @@ class Transition implements Draft {
     if (activation.waiting !== undefined && error.code !== 'WAIT_TIMEOUT') return;
     if (report?.usage !== undefined) this.#report(activation, report, false);
     const node = this.#node(activation.node);
-    if (this.#retries(node, activation, error)) {
-      const delay = backoffDelay(node.def.retry!, activation.attempt);
-      const retry: Activation =
-        delay > 0 && at !== undefined
-          ? { ...activation, attempt: activation.attempt + 1, notBefore: at + delay }
-          : withoutNotBefore({ ...activation, attempt: activation.attempt + 1 });
+    if (retries(node, activation, error)) {
+      const retry = nextAttempt(node, activation, at);
       this.pending[index] = retry;
       this.#commands.push({ type: 'execute', activation: retry });
       this.#outcome = { activation, status: 'failed', error, retrying: true };
@@ -348,20 +338,6 @@ class Transition implements Draft {
     }
     this.#outcome = { activation, status: 'failed', error, retrying: false };
     this.#failFor(node, activation, error);
-  }
-
-  /** Whether a failed attempt gets another: a retryable kind, attempts left, class and predicate. */
-  #retries(node: RuntimeNode, activation: Activation, error: ErrorValue): boolean {
-    const policy = node.def.retry;
-    if (!node.traits.retryable || policy === undefined || activation.attempt >= policy.attempts)
-      return false;
-    const retryOn: readonly string[] = policy.retryOn ?? defaultRetryOn;
-    if (!retryOn.includes(error.class)) return false;
-    const when = node.retryWhen;
-    if (when === undefined) return true;
-    // A predicate that throws decides nothing: the error stands as it is, not retried.
-    const decided = callUser(() => when(error));
-    return decided.ok && decided.value === true;
   }
 
   /**
@@ -473,16 +449,8 @@ class Transition implements Draft {
     }
   }
 
-  /**
-   * Continues a stopped or interrupted run. Pending activations run again: a failed one with a
-   * fresh retry budget (attempt 1), an interrupted one with the attempt it never finished, a
-   * failed branch's with its branch running again. Blocked decisions are taken again under this
-   * graph: a capped activation is admitted if the cap allows it now, a completed activation's
-   * router runs again, an undecided join settles again. Waits are recorded again (idempotently)
-   * and keep waiting for their answer. The checkpoint is restamped with this graph.
-   */
-  resume(event: Extract<RunEvent, { type: 'resumed' }>): void {
-    const fresh = this.#before.status === 'failed';
+  /** What a resume changes besides its pending activations: the stamp, the deadline, the step limit. */
+  resumeUnder(event: Extract<RunEvent, { type: 'resumed' }>): boolean {
     this.#stamp = stampOf(this.graph);
     if (event.deadlineAt !== undefined) {
       const { deadlineAt: _d, timeoutMs: _t, ...rest } = this.#limits;
@@ -493,50 +461,25 @@ class Transition implements Draft {
       };
     }
     if (event.maxSteps !== undefined) this.#limits = { ...this.#limits, maxSteps: event.maxSteps };
-    const entries = this.pending;
-    this.pending = [];
-    for (const entry of entries) {
-      if (!this.running) {
-        this.pending.push(entry);
-        continue;
-      }
-      const activation = fresh && entry.blocked === undefined ? restart(entry) : entry;
-      // A branch that failed and stopped the run at its join runs again from where it failed.
-      const ref = activation.branch;
-      if (ref !== undefined && this.fanOuts[ref.fanOut]?.branches[ref.index]?.status === 'failed')
-        reviveBranch(this, ref);
-      switch (activation.blocked) {
-        case 'enqueue': {
-          const { blocked: _b, ...unblocked } = activation;
-          this.#admit(this.#node(activation.node), { ...unblocked, attempt: 1 }, true);
-          continue;
-        }
-        case 'route': {
-          const { blocked: _b, ...done } = activation;
-          const node = this.#node(activation.node);
-          this.#moveOn(node, done, this.#scopeState(done));
-          continue;
-        }
-        case 'settle':
-          settleAgain(this, activation.parent!);
-          continue;
-        case 'branch': {
-          // Its branch was revived above: it runs again from this activation, attempt 1.
-          const { blocked: _b, ...again } = activation;
-          this.pending.push(restart(again));
-          this.#commands.push({ type: 'execute', activation: restart(again) });
-          continue;
-        }
-        case undefined:
-          break;
-      }
-      this.pending.push(activation);
-      this.#commands.push(
-        activation.waiting === undefined
-          ? { type: 'execute', activation }
-          : { type: 'wait', activation },
-      );
-    }
+    // A failed activation starts a fresh retry budget; an interrupted one keeps its attempt.
+    return this.#before.status === 'failed';
+  }
+
+  admit(activation: Activation): void {
+    this.#admit(this.#node(activation.node), activation, true);
+  }
+
+  moveOn(activation: Activation): void {
+    this.#moveOn(this.#node(activation.node), activation, this.#scopeState(activation));
+  }
+
+  schedule(activation: Activation): void {
+    this.pending.push(activation);
+    this.#commands.push(
+      activation.waiting === undefined
+        ? { type: 'execute', activation }
+        : { type: 'wait', activation },
+    );
   }
 
   result(): StepResult {
@@ -550,44 +493,19 @@ class Transition implements Draft {
       this.pending.some((a) => a.waiting !== undefined)
     )
       this.#status = 'waiting';
-    const status = this.#status;
-    const { runId } = this.#before;
-    const [graph, limits] = [this.#stamp, this.#limits];
-    const [state, pending, fanOuts] = [this.state, this.pending, this.fanOuts];
-    const [visits, steps, errors] = [this.#visits, this.#steps, this.#errors];
-    const [spent, quarantine] = [this.#spent, this.#quarantine];
-    // Two literal shapes instead of spreads: this runs once per step and spreads cost ~1 us here.
-    const snapshot: Snapshot =
-      status === 'failed' || status === 'cancelled' || status === 'timed_out'
-        ? {
-            status,
-            runId,
-            graph,
-            state,
-            pending,
-            visits,
-            steps,
-            errors,
-            fanOuts,
-            limits,
-            spent,
-            quarantine,
-            error: this.#error!,
-          }
-        : {
-            status,
-            runId,
-            graph,
-            state,
-            pending,
-            visits,
-            steps,
-            errors,
-            fanOuts,
-            limits,
-            spent,
-            quarantine,
-          };
+    const snapshot = snapshotOf(this.#status, this.#error, {
+      runId: this.#before.runId,
+      graph: this.#stamp,
+      state: this.state,
+      pending: this.pending,
+      visits: this.#visits,
+      steps: this.#steps,
+      errors: this.#errors,
+      fanOuts: this.fanOuts,
+      limits: this.#limits,
+      spent: this.#spent,
+      quarantine: this.#quarantine,
+    });
     const commands = this.#commands;
     const outcome = this.#outcome;
     return outcome === undefined ? { snapshot, commands } : { snapshot, commands, outcome };
@@ -595,22 +513,10 @@ class Transition implements Draft {
 
   /** A person node's activation with its wait's question asked, or undefined if its prompt threw. */
   #asked(node: RuntimeNode, activation: Activation): Activation | undefined {
-    const view = nodeState(node, activation, this.state, this.fanOuts);
-    const asked = callUser(() => String(node.wait!.prompt(view)));
-    if (!asked.ok) {
-      const at = { node: node.def.name, activation: activation.id, attempt: 0 };
-      const what = `the prompt of "${node.def.name}" threw`;
-      this.#block(
-        node,
-        activation,
-        'enqueue',
-        userError(at, 'NODE_FAILED', what, asked.thrown),
-        true,
-      );
-      return undefined;
-    }
-    const requestId = `${this.#before.runId}/${activation.id}`;
-    return { ...activation, waiting: { requestId, prompt: asked.value } };
+    const asked = askWait(node, activation, this.#before.runId, this.state, this.fanOuts);
+    if (asked.ok) return asked.activation;
+    this.#block(node, activation, 'enqueue', asked.error, true);
+    return undefined;
   }
 
   /** The state an activation sees: its branch's, or the run's. */
@@ -656,36 +562,9 @@ class Transition implements Draft {
 
   /** The router's choice, the static edge, or undefined after stopping the run. */
   #route(node: RuntimeNode, activation: Activation, state: State): string | undefined {
-    const router = node.router;
-    if (router === undefined) return node.next;
-    const name = node.def.name;
-    // The router sees what its node may read and write: it decides on what the node found, and
-    // cannot route on a field the node neither read nor wrote.
-    const access = node.routerReads;
-    const chosen = callUser(() =>
-      router.fn(access === undefined ? state : readView(access, state, `the router of "${name}"`)),
-    );
-    if (!chosen.ok) {
-      const error = userError(
-        where(activation),
-        'ROUTER_FAILED',
-        `the router of "${name}" threw`,
-        chosen.thrown,
-        { router: name },
-      );
-      this.#fatal(activation, error);
-      return undefined;
-    }
-    const target = chosen.value;
-    if (typeof target === 'string' && router.targets.has(target)) return target;
-    const declared = [...router.targets].join(', ');
-    const message = `the router of "${name}" returned ${JSON.stringify(target) ?? String(target)}, not one of its declared targets [${declared}]`;
-    const error = errorValue(where(activation), 'ROUTE_UNDECLARED', 'permanent', message, {
-      router: name,
-      value: String(target),
-      targets: [...router.targets],
-    });
-    this.#fatal(activation, error);
+    const routed = routeOf(node, activation, state);
+    if (routed.ok) return routed.target;
+    this.#fatal(activation, routed.error);
     return undefined;
   }
 
@@ -710,38 +589,4 @@ class Transition implements Draft {
       throw new Error(`waymark internal: node "${name}" is not in graph "${this.graph.name}"`);
     return node;
   }
-}
-
-/**
- * An event about an activation that is not pending, or about another attempt than the pending
- * one: a late result after a timeout, the result of a worker whose lease expired. It changes
- * nothing, and the very same snapshot comes back, so a driver knows there is nothing to commit.
- */
-function isStale(snapshot: Snapshot, event: RunEvent): boolean {
-  if (event.type !== 'completed' && event.type !== 'failed' && event.type !== 'answered')
-    return false;
-  const pending = snapshot.pending.find((a) => a.id === event.activation);
-  if (pending === undefined || pending.blocked !== undefined) return true;
-  if (event.type === 'answered') return pending.waiting === undefined;
-  if (event.type === 'completed' && pending.waiting !== undefined) return true;
-  return event.attempt !== undefined && event.attempt !== pending.attempt;
-}
-
-function where(activation: Activation) {
-  return { node: activation.node, activation: activation.id, attempt: activation.attempt };
-}
-
-function blocked(activation: Activation, kind: 'enqueue' | 'route'): Activation {
-  return { ...activation, attempt: kind === 'enqueue' ? 0 : activation.attempt, blocked: kind };
-}
-
-/** A pending activation of a failed run, tried again from its first attempt. */
-function restart(activation: Activation): Activation {
-  return withoutNotBefore({ ...activation, attempt: 1 });
-}
-
-function withoutNotBefore(activation: Activation): Activation {
-  if (activation.notBefore === undefined) return activation;
-  const { notBefore: _n, ...rest } = activation;
-  return rest;
 }

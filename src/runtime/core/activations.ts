@@ -1,0 +1,64 @@
+import type { Activation, RunEvent, Snapshot } from './snapshot.js';
+
+// Small rules about pending activations that the transition and its helpers share.
+
+/**
+ * An event about an activation that is not pending, or about another attempt than the pending
+ * one: a late result after a timeout, the result of a worker whose lease expired. It changes
+ * nothing, and the very same snapshot comes back, so a driver knows there is nothing to commit.
+ *
+ * @example
+ * if (isStale(snapshot, event)) return { snapshot, commands: [] };
+ */
+export function isStale(snapshot: Snapshot, event: RunEvent): boolean {
+  if (event.type !== 'completed' && event.type !== 'failed' && event.type !== 'answered')
+    return false;
+  const pending = snapshot.pending.find((a) => a.id === event.activation);
+  if (pending === undefined || pending.blocked !== undefined) return true;
+  if (event.type === 'answered') return pending.waiting === undefined;
+  if (event.type === 'completed' && pending.waiting !== undefined) return true;
+  return event.attempt !== undefined && event.attempt !== pending.attempt;
+}
+
+/**
+ * Where an error value of this activation belongs.
+ *
+ * @example
+ * errorValue(where(activation), 'ROUTE_UNDECLARED', 'permanent', message);
+ */
+export function where(activation: Activation) {
+  return { node: activation.node, activation: activation.id, attempt: activation.attempt };
+}
+
+/**
+ * The activation kept, blocked, for a resume: a capped one (never admitted, attempt 0), or a
+ * completed one whose router failed (its attempt stands).
+ *
+ * @example
+ * pending.push(blocked(activation, 'route'));
+ */
+export function blocked(activation: Activation, kind: 'enqueue' | 'route'): Activation {
+  return { ...activation, attempt: kind === 'enqueue' ? 0 : activation.attempt, blocked: kind };
+}
+
+/**
+ * A pending activation of a failed run, tried again from its first attempt.
+ *
+ * @example
+ * const again = restart(activation); // attempt 1, no backoff
+ */
+export function restart(activation: Activation): Activation {
+  return withoutNotBefore({ ...activation, attempt: 1 });
+}
+
+/**
+ * The activation with no backoff left to wait out.
+ *
+ * @example
+ * withoutNotBefore({ ...activation, attempt: 2 });
+ */
+export function withoutNotBefore(activation: Activation): Activation {
+  if (activation.notBefore === undefined) return activation;
+  const { notBefore: _n, ...rest } = activation;
+  return rest;
+}
