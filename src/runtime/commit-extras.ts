@@ -20,6 +20,7 @@ export function commitExtras(
   commands: readonly Command[],
   now: number,
 ): CommitExtras | undefined {
+  if (!touchesWaitsOrTimers(event, before, after, commands)) return undefined;
   const open: WaitRecord[] = [];
   const close: string[] = [];
   const set: TimerRecord[] = [];
@@ -67,4 +68,23 @@ export function commitExtras(
       timers: { ...(set.length > 0 && { set }), ...(clear.length > 0 && { clear }) },
     }),
   };
+}
+
+// Checked on every step, so it allocates nothing: nearly every step opens no wait and moves no
+// timer, and its commit is then the one-statement fast path.
+function touchesWaitsOrTimers(
+  event: RunEvent,
+  before: Snapshot,
+  after: Snapshot,
+  commands: readonly Command[],
+): boolean {
+  if (event.type === 'answered' || event.type === 'failed' || event.type === 'started') return true;
+  const deadline = after.limits.deadlineAt;
+  if (deadline !== before.limits.deadlineAt) return true;
+  if (deadline !== undefined && after.status !== before.status) return true;
+  for (let i = 0; i < commands.length; i++) {
+    const type = commands[i]!.type;
+    if (type === 'wait' || type === 'closeWaits') return true;
+  }
+  return false;
 }

@@ -88,12 +88,12 @@ export class Journal {
     event: RunEvent,
     after: Snapshot,
     trace: readonly TraceEntry[],
-    extras: CommitExtras = {},
+    extras?: CommitExtras,
   ): Promise<void> {
     const stopped = after.status !== 'running';
     const snapshot =
       stopped || this.#sinceSnapshot + 1 >= this.#every ? encodeSnapshot(after, this.#graph) : null;
-    await this.#store.commit(this.#runId, {
+    const commit: { -readonly [K in keyof Commit]: Commit[K] } = {
       seq: this.#seq + 1,
       at: this.#clock.now(),
       event: encodeEvent(event, this.#graph),
@@ -102,8 +102,11 @@ export class Journal {
       error: 'error' in after ? JSON.stringify(after.error) : null,
       snapshot,
       epoch: this.#epoch,
-      ...extras,
-    });
+    };
+    // Assigned, not spread: this runs once per durable step.
+    if (extras?.waits !== undefined) commit.waits = extras.waits;
+    if (extras?.timers !== undefined) commit.timers = extras.timers;
+    await this.#store.commit(this.#runId, commit);
     this.#seq++;
     this.#sinceSnapshot = snapshot === null ? this.#sinceSnapshot + 1 : 0;
   }
