@@ -70,6 +70,8 @@ export type {
   StepResult,
 } from './runtime/core/snapshot.js';
 export { step } from './runtime/core/step.js';
+export type { EnqueueOptions } from './runtime/enqueue.js';
+export { enqueue } from './runtime/enqueue.js';
 export { loadTrace } from './runtime/history.js';
 export type { RunView } from './runtime/inspect.js';
 export { inspect } from './runtime/inspect.js';
@@ -80,13 +82,17 @@ export { rewind } from './runtime/rewind.js';
 export { defaultMaxSteps, run } from './runtime/run.js';
 export type { AttemptStart, RunOptions, RunResult } from './runtime/run-types.js';
 export type { Trace, TraceEntry } from './runtime/trace.js';
+export type { WorkerEvent, WorkerOptions } from './runtime/worker.js';
+export { Worker } from './runtime/worker.js';
 
 export type { MemoryStoreOptions } from './store/memory-store.js';
 export { MemoryStore } from './store/memory-store.js';
 export type {
+  ClaimedTask,
   Commit,
   EffectRecord,
   EffectStore,
+  InboxRecord,
   Lease,
   LeaseClaim,
   LeaseRecord,
@@ -102,9 +108,13 @@ export type {
   Store,
   StoredEvent,
   StoredStatus,
+  TaskRecord,
   TimerRecord,
   TimerStore,
   WaitRecord,
   WaitStore,
+  WorkClaim,
+  WorkerRecord,
+  WorkQueue,
 } from './store/store.js';
 export { storeFormatVersion } from './store/store.js';

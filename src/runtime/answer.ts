@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import type { Store, WaitRecord } from '../store/store.js';
+import type { Store, WaitRecord, WorkQueue } from '../store/store.js';
 import { type Clock, systemClock } from './clock.js';
 import { currentSnapshot } from './current.js';
 import { checkMigrations } from './migrate.js';
@@ -92,7 +92,16 @@ export async function answer(
   }
   const clock = options.clock ?? systemClock;
   // The store records it only if nobody answered in between: one answer, first one wins.
-  return store.answerWait(runId, requestId, JSON.stringify(parsed.data), options.by, clock.now());
+  const answered = await store.answerWait(
+    runId,
+    requestId,
+    JSON.stringify(parsed.data),
+    options.by,
+    clock.now(),
+  );
+  // A store that serves workers is told the run has something to fold: any worker continues it.
+  if (isWorkQueue(store)) await store.wake(runId, clock.now());
+  return answered;
 }
 
 function schemaOf(wait: WaitRecord, graph: CompiledGraph | undefined): z.ZodType {
@@ -107,4 +116,8 @@ function schemaOf(wait: WaitRecord, graph: CompiledGraph | undefined): z.ZodType
     );
   }
   return z.fromJSONSchema(request.schema as Parameters<typeof z.fromJSONSchema>[0]);
+}
+
+function isWorkQueue(store: Store): store is Store & WorkQueue {
+  return typeof (store as Partial<WorkQueue>).wake === 'function';
 }

@@ -51,11 +51,11 @@ export async function cancel<S, I>(
   const clock = options.clock ?? systemClock;
   // Unfenced by a lease (any process may cancel a run), fenced by seq like every commit.
   const journal = new Journal(store, g, runId, loaded.run.seq, clock);
-  await journal.record(
-    event,
-    after,
-    [],
-    commitExtras(g, event, before, after, commands, clock.now()),
-  );
+  // Tasks still queued for workers are cancelled with it (stores without a queue ignore this).
+  const cancelled = after.pending.map((a) => a.id);
+  await journal.record(event, after, [], {
+    ...commitExtras(g, event, before, after, commands, clock.now()),
+    ...(cancelled.length > 0 && { schedule: { cancel: cancelled } }),
+  });
   return after;
 }

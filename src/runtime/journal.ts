@@ -9,8 +9,8 @@ import type { TraceEntry } from './trace.js';
 /** Default number of events between two full snapshots. */
 export const defaultSnapshotEvery = 100;
 
-/** What a step's commit carries besides its event: the waits and timers it opens and closes. */
-export type CommitExtras = Pick<Commit, 'waits' | 'timers'>;
+/** What a step's commit carries besides its event: waits and timers, and a worker's tasks. */
+export type CommitExtras = Pick<Commit, 'waits' | 'timers' | 'schedule'>;
 
 /**
  * Writes a run's history to a store: one commit per step, holding the event (whose size follows
@@ -106,6 +106,7 @@ export class Journal {
     // Assigned, not spread: this runs once per durable step.
     if (extras?.waits !== undefined) commit.waits = extras.waits;
     if (extras?.timers !== undefined) commit.timers = extras.timers;
+    if (extras?.schedule !== undefined) commit.schedule = extras.schedule;
     await this.#store.commit(this.#runId, commit);
     this.#seq++;
     this.#sinceSnapshot = snapshot === null ? this.#sinceSnapshot + 1 : 0;

@@ -119,6 +119,68 @@ export interface Commit {
     readonly set?: readonly TimerRecord[];
     readonly clear?: readonly string[];
   };
+  /**
+   * For a store that serves workers ({@link WorkQueue}): the activations the step schedules, as
+   * tasks any worker may claim; the activations it cancels (their tasks are deleted, and a worker
+   * still running one loses its lease); and the inbox items it folded (deleted). Written in the
+   * commit's transaction. A store without a work queue has its runs driven in process and
+   * ignores it: the run's checkpoint lists its pending activations all the same.
+   */
+  readonly schedule?: {
+    readonly tasks?: readonly TaskRecord[];
+    readonly cancel?: readonly string[];
+    readonly consumed?: readonly number[];
+  };
+}
+
+/** An activation a commit scheduled, for whichever worker claims it. */
+export interface TaskRecord {
+  readonly runId: string;
+  /** The activation's id: with the run, the task's key. */
+  readonly activation: string;
+  readonly attempt: number;
+  readonly node: string;
+  /** The graph (name and structural hash) a worker needs to run it. */
+  readonly graph: string;
+  readonly graphHash: string;
+  /** Ms since the epoch: not before (a retry's backoff); null: at once. */
+  readonly notBefore: number | null;
+  /** JSON of what the attempt needs: the activation, the state it sees, its item, the run's errors, spend and limits. */
+  readonly input: string;
+}
+
+/** A task a worker claimed: its lease fences what the worker writes about it. */
+export interface ClaimedTask extends TaskRecord {
+  readonly owner: string;
+  readonly epoch: number;
+  readonly expiresAt: number;
+}
+
+/** What ended in a run, waiting for its orchestrator to fold it in: an attempt, or a wake-up. */
+export interface InboxRecord {
+  /** Arrival order within the store. */
+  readonly id: number;
+  readonly runId: string;
+  /** JSON of the attempt (its event and timing); null for a wake-up (a wait was answered). */
+  readonly attempt: string | null;
+  readonly at: number;
+}
+
+/** A worker as registered: who it is, the graphs it runs, and whether it is alive. */
+export interface WorkerRecord {
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly graphs: readonly { readonly name: string; readonly hash: string }[];
+  /** Ms since the epoch by the store's clock: alive until then unless it registers again. */
+  readonly expiresAt: number;
+  readonly live: boolean;
+}
+
+/** What a worker claims work with: its identity, the graphs it runs, how much, how long. */
+export interface WorkClaim extends LeaseClaim {
+  readonly graphs: readonly { readonly name: string; readonly hash: string }[];
+  readonly limit: number;
 }
 
 /**
@@ -277,6 +339,61 @@ export interface RunOwnership {
   ): Promise<{ readonly renewed: readonly Lease[]; readonly lost: readonly string[] }>;
   /** Gives the lease up (a stopped run, a draining worker): anyone may take the run at once. */
   release(lease: Lease): Promise<void>;
+}
+
+/**
+ * The work queue of a store that serves workers on many machines (PostgreSQL): runs and
+ * activations are rows a worker claims in batches (`FOR UPDATE SKIP LOCKED`), each claim under a
+ * lease epoch that fences every write about it; leases expire by the store's clock. An attempt's
+ * result goes to its run's inbox, not to the run's row, so that a thousand branches finishing at
+ * once do not queue on one row: whoever holds the run folds the inbox into its history.
+ */
+export interface WorkQueue {
+  /** Registers (or renews) a worker and the graphs it runs; alive `leaseMs` from now. */
+  registerWorker(worker: {
+    readonly id: string;
+    readonly host: string;
+    readonly pid: number;
+    readonly graphs: WorkerRecord['graphs'];
+    readonly leaseMs: number;
+  }): Promise<void>;
+  unregisterWorker(id: string): Promise<void>;
+  listWorkers(): Promise<WorkerRecord[]>;
+  /**
+   * Takes the lease of up to `limit` runs of these graphs that have something to fold (never
+   * started, an inbox item, a due timer) and no live owner.
+   */
+  claimRuns(claim: WorkClaim): Promise<Lease[]>;
+  /** Takes up to `limit` due tasks of these graphs that no live lease holds, each at epoch + 1. */
+  claimTasks(claim: WorkClaim): Promise<ClaimedTask[]>;
+  /** Extends task leases in one call; those no longer held (cancelled, taken over) are lost. */
+  renewTasks(
+    tasks: readonly ClaimedTask[],
+    leaseMs: number,
+  ): Promise<{ readonly renewed: readonly ClaimedTask[]; readonly lost: readonly string[] }>;
+  /**
+   * Puts the attempt's result in its run's inbox and removes the task, fenced by the task's
+   * lease: false, and nothing written, when the lease is no longer the task's.
+   */
+  finishTask(task: ClaimedTask, attempt: string, at: number): Promise<boolean>;
+  /** Gives a claimed task back unrun (a draining worker), for another worker to claim at once. */
+  releaseTask(task: ClaimedTask): Promise<void>;
+  /** Asks for the run to be folded again (an answer was recorded): a wake-up in its inbox. */
+  wake(runId: string, at: number): Promise<void>;
+  /** A run's inbox, in arrival order. */
+  inbox(runId: string): Promise<InboxRecord[]>;
+  /**
+   * Removes inbox items a fold read and found nothing to commit for (a late attempt, a wake-up),
+   * fenced by the run's lease; items a commit folded go with that commit (`schedule.consumed`).
+   */
+  consume(runId: string, lease: Lease, ids: readonly number[]): Promise<void>;
+  /** The tasks queued for a run, claimed or not: what `waymark show` lists as in flight. */
+  listTasks(runId: string): Promise<TaskRecord[]>;
+  /**
+   * Resolves when there may be new work (a notification) or after `ms`, whichever comes first,
+   * or at once when `signal` aborts.
+   */
+  waitForWork(ms: number, signal: AbortSignal): Promise<void>;
 }
 
 /** Timers commits set: listed per run, and across runs by when they are due. */

@@ -1,0 +1,57 @@
+import type { CompiledGraph } from '../graph/compiled.js';
+import type { Store, WorkQueue } from '../store/store.js';
+import { newRunId, systemClock } from './clock.js';
+import { initialSnapshot } from './core/checkpoint.js';
+import { deepFreeze } from './core/freeze.js';
+import type { RunLimits } from './core/snapshot.js';
+import { Journal } from './journal.js';
+import { checkOptions, defaultMaxSteps } from './run.js';
+import type { RunOptions } from './run-types.js';
+import { schemaMismatch } from './schema-mismatch.js';
+
+/** Options of {@link enqueue}: those of a run that the workers who drive it keep. */
+export type EnqueueOptions = Pick<
+  RunOptions,
+  'runId' | 'timeoutMs' | 'maxSteps' | 'labels' | 'model' | 'budget' | 'snapshotEvery' | 'clock'
+>;
+
+/**
+ * Records a new run for the workers of a store that serves them, instead of running it in this
+ * process: the run exists, started by none, and the first worker that has its graph folds its
+ * start and schedules its entry. Returns the run's id at once; follow it with `inspect` or
+ * `waymark watch`.
+ * @throws WaymarkError `INPUT_INVALID`, `OPTIONS_INVALID`, `RUN_EXISTS`.
+ *
+ * @example
+ * const runId = await enqueue(store, triage, { issue: 'login fails' });
+ */
+export async function enqueue<S, I>(
+  store: Store & WorkQueue,
+  graph: CompiledGraph<S, I>,
+  input: I,
+  options: EnqueueOptions = {},
+): Promise<string> {
+  const parsed = graph.schema.safeParse(input);
+  if (!parsed.success) {
+    throw schemaMismatch(
+      'INPUT_INVALID',
+      `input does not match the state of "${graph.name}"`,
+      parsed.error,
+    );
+  }
+  checkOptions(options);
+  const clock = options.clock ?? systemClock;
+  const { budget, model, timeoutMs } = options;
+  const limits: RunLimits = {
+    maxSteps: options.maxSteps ?? defaultMaxSteps,
+    ...(budget?.maxTokens !== undefined && { maxTokens: budget.maxTokens }),
+    ...(budget?.maxCostUsd !== undefined && { maxCostUsd: budget.maxCostUsd }),
+    ...(model !== undefined && { model }),
+    ...(timeoutMs !== undefined && { deadlineAt: clock.now() + timeoutMs, timeoutMs }),
+  };
+  const g = graph as CompiledGraph;
+  const runId = options.runId ?? newRunId();
+  const snapshot = initialSnapshot(g, runId, deepFreeze(parsed.data), limits);
+  await Journal.create(store, g, snapshot, clock, options.snapshotEvery, options.labels);
+  return runId;
+}

@@ -1,0 +1,228 @@
+import { isWaymarkError } from '../error/waymark-error.js';
+import type { CompiledGraph } from '../graph/compiled.js';
+import type { ClaimedTask, Store, WorkQueue } from '../store/store.js';
+import { type Clock, systemClock } from './clock.js';
+import { foldRun } from './fold.js';
+import { newOwner, type Owner } from './identity.js';
+import { runTask } from './run-task.js';
+
+/** Options of a {@link Worker}. */
+export interface WorkerOptions {
+  /** Most node bodies running at once in this worker. Default 8. */
+  readonly concurrency?: number;
+  /**
+   * How long a claim (a run's fold, a task) lasts unless renewed: after a worker dies, this is
+   * about how long its work waits before another worker takes it over. Default 10,000 ms.
+   */
+  readonly leaseMs?: number;
+  /** The longest an idle worker waits before it looks for work again without a notification. Default 1,000 ms. */
+  readonly pollMs?: number;
+  /** Folds (runs whose history a worker advances) claimed at a time. Default 8. */
+  readonly folds?: number;
+  readonly clock?: Clock;
+  /** What the worker tells as it goes: a CLI prints it, a test counts it. */
+  readonly onEvent?: (event: WorkerEvent) => void;
+}
+
+/** What a worker did, as it does it. */
+export type WorkerEvent =
+  | {
+      readonly type: 'folded';
+      readonly runId: string;
+      readonly committed: number;
+      readonly status: string;
+    }
+  | {
+      readonly type: 'task';
+      readonly runId: string;
+      readonly activation: string;
+      readonly recorded: boolean;
+    }
+  | { readonly type: 'lost'; readonly runId: string; readonly activation?: string }
+  | { readonly type: 'error'; readonly error: unknown };
+
+/**
+ * A `waymark worker`: claims the work of the graphs it was given from a store's work queue,
+ * folding runs' inboxes into their histories and running their nodes' bodies, up to
+ * `concurrency` at a time. Every claim is a lease by the store's clock, renewed in one batch
+ * while the work goes on; a worker that loses one stops that work. When its signal aborts it
+ * drains: claims nothing more, lets its nodes finish within a lease's length, gives back what is
+ * left unrun, and returns.
+ *
+ * @example
+ * const stop = new AbortController();
+ * process.on('SIGTERM', () => stop.abort());
+ * await new Worker(store, [triage], { concurrency: 16 }).run(stop.signal);
+ */
+export class Worker {
+  readonly #store: Store & WorkQueue;
+  readonly #graphs: ReadonlyMap<string, CompiledGraph>;
+  readonly #options: Required<Omit<WorkerOptions, 'onEvent'>> & Pick<WorkerOptions, 'onEvent'>;
+  readonly #me: Owner & { done(): void };
+  readonly #inFlight = new Map<
+    string,
+    { readonly task: ClaimedTask; readonly stop: AbortController; readonly done: Promise<void> }
+  >();
+
+  constructor(
+    store: Store & WorkQueue,
+    graphs: readonly CompiledGraph[],
+    options: WorkerOptions = {},
+  ) {
+    this.#store = store;
+    this.#graphs = new Map(graphs.map((g) => [g.name, g]));
+    this.#options = {
+      concurrency: options.concurrency ?? 8,
+      leaseMs: options.leaseMs ?? 10_000,
+      pollMs: options.pollMs ?? 1_000,
+      folds: options.folds ?? 8,
+      clock: options.clock ?? systemClock,
+      ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
+    };
+    this.#me = newOwner();
+  }
+
+  /** This worker's owner id, as leases and `waymark ls` name it. */
+  get id(): string {
+    return this.#me.owner;
+  }
+
+  /** Works until `signal` aborts, then drains and returns. */
+  async run(signal: AbortSignal): Promise<void> {
+    const { leaseMs, pollMs } = this.#options;
+    const graphs = [...this.#graphs.values()].map((g) => ({ name: g.name, hash: g.hash }));
+    const me = this.#me;
+    const register = () =>
+      this.#store.registerWorker({ id: me.owner, host: me.host, pid: me.pid, graphs, leaseMs });
+    await register();
+    // Renewals go on through the drain, for the nodes still finishing; they stop after it.
+    const kept = new AbortController();
+    const keeper = this.#keep(register, kept.signal);
+    try {
+      while (!signal.aborted) {
+        let worked = false;
+        try {
+          worked = (await this.#fold(graphs)) || worked;
+          worked = (await this.#claim(graphs)) || worked;
+        } catch (error) {
+          // A store that cannot be reached for a moment: try again after a pause.
+          this.#tell({ type: 'error', error });
+        }
+        if (!worked && !signal.aborted) await this.#store.waitForWork(pollMs, signal);
+      }
+    } finally {
+      await this.#drain();
+      kept.abort();
+      await keeper;
+      await this.#store.unregisterWorker(me.owner).catch(() => {});
+      me.done();
+    }
+  }
+
+  /** Folds the runs that have something to fold; true if it claimed any. */
+  async #fold(graphs: readonly { name: string; hash: string }[]): Promise<boolean> {
+    const me = this.#me;
+    const leases = await this.#store.claimRuns({
+      owner: me.owner,
+      host: me.host,
+      pid: me.pid,
+      leaseMs: this.#options.leaseMs,
+      graphs,
+      limit: this.#options.folds,
+    });
+    for (const lease of leases) {
+      try {
+        const record = await this.#store.getRun(lease.runId);
+        const graph = record === undefined ? undefined : this.#graphs.get(record.graph);
+        if (graph === undefined) continue; // claimed by graph: only a deleted run gets here
+        const folded = await foldRun(this.#store, graph, lease, this.#options.clock);
+        this.#tell({ type: 'folded', runId: lease.runId, ...folded });
+      } catch (error) {
+        if (isWaymarkError(error) && error.code === 'LEASE_LOST')
+          this.#tell({ type: 'lost', runId: lease.runId });
+        else this.#tell({ type: 'error', error });
+      } finally {
+        await this.#store.release(lease).catch(() => {});
+      }
+    }
+    return leases.length > 0;
+  }
+
+  /** Claims as many tasks as it has room for and starts them; true if it claimed any. */
+  async #claim(graphs: readonly { name: string; hash: string }[]): Promise<boolean> {
+    const room = this.#options.concurrency - this.#inFlight.size;
+    if (room <= 0) return false;
+    const me = this.#me;
+    const tasks = await this.#store.claimTasks({
+      owner: me.owner,
+      host: me.host,
+      pid: me.pid,
+      leaseMs: this.#options.leaseMs,
+      graphs,
+      limit: room,
+    });
+    for (const task of tasks) this.#start(task);
+    return tasks.length > 0;
+  }
+
+  #start(task: ClaimedTask): void {
+    const key = `${task.runId}/${task.activation}`;
+    const stop = new AbortController();
+    const graph = this.#graphs.get(task.graph)!;
+    const done = runTask(this.#store, graph, task, {
+      clock: this.#options.clock,
+      signal: stop.signal,
+    })
+      .then((recorded) => {
+        this.#tell({ type: 'task', runId: task.runId, activation: task.activation, recorded });
+        if (!recorded) this.#tell({ type: 'lost', runId: task.runId, activation: task.activation });
+      })
+      .catch((error: unknown) => this.#tell({ type: 'error', error }))
+      .finally(() => this.#inFlight.delete(key));
+    this.#inFlight.set(key, { task, stop, done });
+  }
+
+  /**
+   * Renews this worker's registration and every task lease it holds in one batch, every third of
+   * a lease; a task whose lease is lost is told to stop (its signal aborts).
+   */
+  async #keep(register: () => Promise<void>, signal: AbortSignal): Promise<void> {
+    const { leaseMs } = this.#options;
+    const every = Math.max(1, Math.floor(leaseMs / 3));
+    while (!signal.aborted) {
+      await systemClock.sleep(every, signal);
+      if (signal.aborted) return;
+      try {
+        await register();
+        const held = [...this.#inFlight.values()];
+        if (held.length === 0) continue;
+        const { lost } = await this.#store.renewTasks(
+          held.map((h) => h.task),
+          leaseMs,
+        );
+        for (const key of lost)
+          this.#inFlight.get(key)?.stop.abort(new Error('this worker lost the task'));
+      } catch (error) {
+        this.#tell({ type: 'error', error });
+      }
+    }
+  }
+
+  /** Lets the nodes in flight finish within a lease's length; gives back what is left unrun. */
+  async #drain(): Promise<void> {
+    const pending = [...this.#inFlight.values()];
+    if (pending.length === 0) return;
+    const grace = new Promise<void>((resolve) =>
+      setTimeout(resolve, this.#options.leaseMs).unref(),
+    );
+    await Promise.race([Promise.all(pending.map((p) => p.done)), grace]);
+    for (const { task, stop } of this.#inFlight.values()) {
+      stop.abort(new Error('the worker is shutting down'));
+      await this.#store.releaseTask(task).catch(() => {});
+    }
+  }
+
+  #tell(event: WorkerEvent): void {
+    this.#options.onEvent?.(event);
+  }
+}
