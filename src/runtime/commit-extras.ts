@@ -46,17 +46,15 @@ export function commitExtras(
     )
       clear.push(`wait:${resolved.requestId}`);
   }
+  // The deadline's timer is there while the run can still run: set when it starts or resumes
+  // (or gets a new deadline), cleared when it stops, whichever way (a resume sets it again).
   const deadline = after.limits.deadlineAt;
-  if (
-    deadline !== before.limits.deadlineAt ||
-    (event.type === 'started' && deadline !== undefined)
-  ) {
-    if (deadline === undefined) clear.push('deadline');
-    else set.push(deadlineTimer(runId, deadline));
-  } else if (
-    deadline !== undefined &&
-    (after.status === 'succeeded' || after.status === 'cancelled')
-  ) {
+  const live = after.status === 'running' || after.status === 'waiting';
+  const wasLive = before.status === 'running' || before.status === 'waiting';
+  const starts = event.type === 'started' || event.type === 'resumed' || !wasLive;
+  if (deadline !== undefined && live && (starts || deadline !== before.limits.deadlineAt)) {
+    set.push(deadlineTimer(runId, deadline));
+  } else if (before.limits.deadlineAt !== undefined && (!live || deadline === undefined)) {
     clear.push('deadline');
   }
   if (open.length + close.length + set.length + clear.length === 0) return undefined;
@@ -78,13 +76,15 @@ function touchesWaitsOrTimers(
   after: Snapshot,
   commands: readonly Command[],
 ): boolean {
-  if (event.type === 'answered' || event.type === 'failed' || event.type === 'started') return true;
+  const type = event.type;
+  if (type === 'answered' || type === 'failed' || type === 'started' || type === 'resumed')
+    return true;
   const deadline = after.limits.deadlineAt;
   if (deadline !== before.limits.deadlineAt) return true;
   if (deadline !== undefined && after.status !== before.status) return true;
   for (let i = 0; i < commands.length; i++) {
-    const type = commands[i]!.type;
-    if (type === 'wait' || type === 'closeWaits') return true;
+    const command = commands[i]!.type;
+    if (command === 'wait' || command === 'closeWaits') return true;
   }
   return false;
 }
