@@ -1,6 +1,7 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { WaymarkError } from '../error/waymark-error.js';
 import {
   corrupt,
@@ -47,6 +48,12 @@ export interface SqliteStoreOptions {
    * `STORE_UNAVAILABLE` (retryable). Default 5,000 ms.
    */
   readonly busyTimeoutMs?: number;
+  /**
+   * Whether a missing file is created (with its directory) and given waymark's schema. Default
+   * `true`. With `false` only an existing waymark database opens and nothing is created: a
+   * missing file is `STORE_UNAVAILABLE`, a file without waymark's schema `STORE_CORRUPT`.
+   */
+  readonly create?: boolean;
 }
 
 /** The SQLite settings in force on a store's connection, as SQLite reports them. */
@@ -170,9 +177,10 @@ export class SqliteStore implements Store {
   /**
    * Opens (creating if needed) the file and brings its schema up to date.
    *
-   * @throws WaymarkError `STORE_CORRUPT` if the file is not a SQLite database;
-   *   `STORE_VERSION_UNSUPPORTED` if its schema is newer than this waymark; `OPTIONS_INVALID`
-   *   for an unknown `synchronous` value.
+   * @throws WaymarkError `STORE_CORRUPT` if the file is not a waymark database (not SQLite, or
+   *   another application's tables); `STORE_VERSION_UNSUPPORTED` if its schema is newer than
+   *   this waymark; `STORE_UNAVAILABLE` if it cannot be opened (a directory, no permission, the
+   *   driver's native module missing); `OPTIONS_INVALID` for an unknown `synchronous` value.
    */
   constructor(options: SqliteStoreOptions = {}) {
     const synchronous = options.synchronous ?? 'normal';
@@ -193,9 +201,11 @@ export class SqliteStore implements Store {
     }
     const path = options.path ?? defaultSqlitePath;
     this.path = path === ':memory:' ? path : resolve(path);
-    if (this.path !== ':memory:') mkdirSync(dirname(this.path), { recursive: true });
-    const db = new Database(this.path, { timeout: busyTimeoutMs });
+    const create = options.create ?? true;
+    const db = openFile(this.path, create, busyTimeoutMs);
     try {
+      // Before any pragma: WAL mode would be written into another application's file.
+      ownSchemaOrNone(db, this.path, create);
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
       db.pragma('foreign_keys = ON');
@@ -533,6 +543,75 @@ function conflict(runId: string, current: unknown, attempted: number): WaymarkEr
   );
 }
 
+// better-sqlite3 is CommonJS: required directly, it skips the ES module loader's translation
+// (and the start-up of its CommonJS export parser), which `waymark ls` would pay on every start.
+const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+
+/**
+ * Opens the file, mapping what keeps it from opening to a code: a directory, a missing file
+ * (when it may not be created), a directory that cannot be made, the driver's native module.
+ */
+function openFile(path: string, create: boolean, timeout: number): Database.Database {
+  if (path !== ':memory:') {
+    if (existsSync(path) && statSync(path).isDirectory()) {
+      throw cannotOpen(path, 'directory', `${path} is a directory, not a database file`);
+    }
+    if (!create && !existsSync(path)) {
+      throw cannotOpen(path, 'missing', `there is no database at ${path}`);
+    }
+    try {
+      if (create) mkdirSync(dirname(path), { recursive: true });
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      throw cannotOpen(path, 'no-directory', `cannot make the directory of ${path}: ${why}`, error);
+    }
+  }
+  try {
+    return new Driver(path, { timeout, fileMustExist: !create });
+  } catch (error) {
+    // better-sqlite3 loads its native module at the first open.
+    const message = error instanceof Error ? error.message : String(error);
+    const code = (error as { code?: unknown }).code;
+    if (
+      code === 'ERR_DLOPEN_FAILED' ||
+      message.includes('bindings') ||
+      message.includes('NODE_MODULE_VERSION')
+    ) {
+      const first = message.split('\n')[0];
+      throw cannotOpen(
+        path,
+        'driver-broken',
+        `better-sqlite3 is installed, but its native module cannot be loaded: ${first}`,
+        error,
+      );
+    }
+    throw unavailable(path, error);
+  }
+}
+
+/** Refuses a file that holds tables but not waymark's, and (unless creating) an empty one. */
+function ownSchemaOrNone(db: Database.Database, path: string, create: boolean): void {
+  const tables = db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    .pluck()
+    .all() as string[];
+  if (tables.includes('schema_version') || (create && tables.length === 0)) return;
+  const holds =
+    tables.length === 0 ? 'it is empty' : `it holds other tables (${tables.join(', ')})`;
+  throw new WaymarkError('STORE_CORRUPT', `${path} is not a waymark database: ${holds}`, {
+    retryable: false,
+    details: { path, reason: 'not-waymark' },
+  });
+}
+
+function cannotOpen(path: string, reason: string, message: string, cause?: unknown): WaymarkError {
+  return new WaymarkError('STORE_UNAVAILABLE', message, {
+    retryable: false,
+    details: { path, reason },
+    ...(cause !== undefined && { cause }),
+  });
+}
+
 /** A file SQLite cannot open as a database is reported as corrupt; other errors pass through. */
 // SQLite result codes that say the database cannot be used right now, not that a row is bad.
 const unusable = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|PERM)/;
@@ -559,7 +638,7 @@ function unreadableFile(path: string, error: unknown): unknown {
   if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') return error;
   return new WaymarkError('STORE_CORRUPT', `${path} is not a waymark database`, {
     retryable: false,
-    details: { path },
+    details: { path, reason: 'not-waymark' },
     cause: error,
   });
 }
