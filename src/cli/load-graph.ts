@@ -1,4 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
+import { register as registerHooks } from 'node:module';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
@@ -24,7 +25,41 @@ interface Builder {
 }
 
 /**
- * Loads a graph file (TypeScript or JavaScript; the bin registers tsx, so no build step) and
+ * The public entries of the package (package.json `exports`), by the file each is in under the
+ * command's own code: dist/ when installed, the transpiled src/ in a clone. A graph file that
+ * imports one of them gets the command's copy (graph-hooks.ts).
+ */
+export const publicEntries: Readonly<Record<string, string>> = {
+  waymark: 'index.js',
+  'waymark/sqlite': 'sqlite.js',
+  'waymark/model': 'model/index.js',
+  'waymark/testing': 'testing/index.js',
+};
+
+let loaders: Promise<void> | undefined;
+
+/**
+ * Registers tsx (TypeScript without a build step) and the command's own hooks, once, before
+ * the first graph file is imported: commands that load no graph file never pay for tsx.
+ */
+function registerLoaders(): Promise<void> {
+  loaders ??= (async () => {
+    const { register } = await import('tsx/esm/api');
+    register();
+    const root = new URL('../', import.meta.url);
+    const entries = Object.fromEntries(
+      Object.entries(publicEntries).map(([specifier, file]) => [
+        specifier,
+        new URL(file, root).href,
+      ]),
+    );
+    registerHooks(new URL('./graph-hooks.js', import.meta.url), { data: { entries } });
+  })();
+  return loaders;
+}
+
+/**
+ * Loads a graph file (TypeScript or JavaScript; tsx is registered first, so no build step) and
  * returns its default export compiled. A builder is compiled here; a compiled graph is used as
  * it is.
  * @throws WaymarkError `GRAPH_FILE_INVALID` (missing, does not load, not a graph) or
@@ -54,6 +89,7 @@ export async function loadDeclaration(file: string): Promise<Declaration> {
   if (!existsSync(path) || !statSync(path).isFile()) {
     throw invalid(`there is no graph file ${file}`, path);
   }
+  await registerLoaders();
   let module: Record<string, unknown>;
   try {
     module = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
@@ -62,8 +98,7 @@ export async function loadDeclaration(file: string): Promise<Declaration> {
     if (isWaymarkError(cause) && cause.code === 'GRAPH_INVALID') {
       return { path, graph: undefined, def: undefined, diagnostics: diagnosticsOf(cause.details) };
     }
-    const why = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
-    throw invalid(`${file} does not load: ${why}`, path, cause);
+    throw invalid(`${file} does not load: ${whyNotLoaded(cause)}`, path, cause);
   }
   const value = module.default;
   // A compiled graph has no errors, but may have warnings: its plain-data def still shows them.
@@ -117,6 +152,24 @@ export function isError(d: Diagnostic): boolean {
 
 function diagnosticsOf(details: unknown): Diagnostic[] {
   return Array.isArray(details) ? (details as Diagnostic[]) : [];
+}
+
+/**
+ * Why an import failed, in one line that keeps the facts: esbuild's first location line for a
+ * syntax error in TypeScript (`file.ts:4:2: ERROR: Expected "}" but found ";"`), the file and
+ * line V8 names for one in JavaScript, the message otherwise.
+ */
+function whyNotLoaded(cause: unknown): string {
+  if (!(cause instanceof Error)) return String(cause);
+  const lines = cause.message.split('\n').map((l) => l.trim());
+  const located = lines.find((l) => /:\d+:\d+: ERROR: /.test(l));
+  if (located !== undefined) return located;
+  if (cause instanceof SyntaxError && typeof cause.stack === 'string') {
+    // V8 puts the place of a syntax error on the stack's first line, not in the message.
+    const where = /^(file:\/\/\S+|\/\S+):(\d+)$/m.exec(cause.stack);
+    if (where !== null) return `${where[1]}:${where[2]}: ${lines[0]}`;
+  }
+  return lines[0] ?? String(cause);
 }
 
 function describe(value: unknown): string {

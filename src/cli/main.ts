@@ -1,36 +1,43 @@
-import { Command, CommanderError } from 'commander';
+import { createRequire } from 'node:module';
+import type * as commander from 'commander';
 import { WaymarkError } from '../error/waymark-error.js';
-import { answerCommands } from './commands/answer.js';
-import { cancelCommand } from './commands/cancel.js';
-import { graphCommand } from './commands/graph.js';
-import { lsCommand } from './commands/ls.js';
-import { rewindCommand } from './commands/rewind.js';
-import { runCommands } from './commands/run.js';
-import { showCommand } from './commands/show.js';
-import { traceCommand } from './commands/trace.js';
-import { validateCommand } from './commands/validate.js';
 import { exitCode, reportError } from './exit.js';
-import { type GlobalFlags, Io } from './io.js';
+import { type About, type GlobalFlags, Io } from './io.js';
+import { defineCommands } from './program.js';
 
 /** The database the command uses unless --db names another. */
 export const defaultDb = '.waymark/waymark.db';
 
+// commander is CommonJS: required directly, it skips the ES module loader's translation (about
+// half its load time, on every start).
+const { Command, CommanderError } = createRequire(import.meta.url)('commander') as typeof commander;
+
+/** Options of {@link main}. */
+export interface MainOptions {
+  /** What `--version` prints: the package's version (bin/waymark.js reads it). */
+  readonly version?: string;
+}
+
 /**
  * The `waymark` command: parses `argv` (without node and the script), runs one command and
  * returns its exit code. Never exits the process and never throws: bin/waymark.js does the exit.
+ * Each command's action loads the modules it needs when it runs, so `ls` never loads tsx, zod
+ * or the runtime.
  *
  * @example
  * process.exitCode = await main(['validate', 'graph.ts']);
  */
-export async function main(argv: readonly string[]): Promise<number> {
+export async function main(argv: readonly string[], options: MainOptions = {}): Promise<number> {
   let code: number = exitCode.succeeded;
-  const done = (c: number) => {
-    code = c;
-  };
   const program = new Command('waymark');
+  const about: About = {};
   let io: Io | undefined;
+  // Made when first needed: by then commander has parsed the global options, wherever they were.
   const currentIo = () => {
-    io ??= new Io(program.opts<GlobalFlags>());
+    io ??= new Io(program.opts<GlobalFlags>(), {
+      about,
+      dbGiven: () => program.getOptionValueSource('db') !== 'default',
+    });
     return io;
   };
   program
@@ -39,10 +46,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option('--json', 'machine-readable output: one JSON value per line', false)
     .option('--quiet', 'print only what a script needs (run id and status) and errors', false)
     .option('--verbose', 'print stack traces with errors', false)
+    .version(options.version ?? 'unknown', '-V, --version', 'print the version of waymark')
     .showHelpAfterError(false)
     .exitOverride()
     .configureOutput({ outputError: () => {} })
     .enablePositionalOptions(false)
+    .hook('preSubcommand', (_program, subcommand) => {
+      about.command = subcommand.name();
+    })
     .addHelpText(
       'after',
       `
@@ -54,19 +65,10 @@ Example:
   $ waymark run examples/changelog-post/graph.ts --input '{"version":"2.4.0"}'
   $ waymark approve <run-id>`,
     );
-  for (const register of [
-    validateCommand,
-    graphCommand,
-    runCommands,
-    answerCommands,
-    cancelCommand,
-    rewindCommand,
-    lsCommand,
-    showCommand,
-    traceCommand,
-  ]) {
-    register(program, currentIo, done);
-  }
+  defineCommands(program, async (load, args) => {
+    const action = await load();
+    code = await action(currentIo(), ...(args as never[]));
+  });
   for (const command of program.commands) {
     command.exitOverride().configureOutput({ outputError: () => {} });
   }
@@ -84,7 +86,10 @@ Example:
       const message = error.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ');
       return reportError(
         currentIo(),
-        new WaymarkError('USAGE_INVALID', message, { retryable: false }),
+        new WaymarkError('USAGE_INVALID', message, {
+          retryable: false,
+          details: { commander: error.code },
+        }),
       );
     }
     return reportError(currentIo(), error);

@@ -5,7 +5,6 @@ import {
   expectError,
   expectExit,
   fixture,
-  jsonLines,
   jsonOf,
   sandbox,
   testTimeoutMs,
@@ -37,20 +36,18 @@ describe.concurrent('waymark ls', { timeout: testTimeoutMs }, () => {
     );
   });
 
-  it('--status filters, and --json prints one array', async () => {
+  it('--status filters, and --json prints one line of type "runs"', async () => {
     const out = await box.waymark(['--json', 'ls', '--status', 'waiting']);
     expectExit(out, 0);
-    expect(jsonLines(out)).toEqual([
-      [
-        {
-          id: 'w',
-          graph: 'review',
-          status: 'waiting',
-          seq: expect.any(Number),
-          createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-          updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-        },
-      ],
+    expect(jsonOf(out, 'runs').runs).toEqual([
+      {
+        runId: 'w',
+        graph: 'review',
+        status: 'waiting',
+        seq: expect.any(Number),
+        createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
     ]);
   });
 
@@ -84,11 +81,11 @@ describe.concurrent('waymark show', { timeout: testTimeoutMs }, () => {
         'error',
         'errors',
         'graph',
-        'id',
         'limits',
         'path',
         'pending',
         'quarantine',
+        'runId',
         'spent',
         'state',
         'status',
@@ -99,7 +96,7 @@ describe.concurrent('waymark show', { timeout: testTimeoutMs }, () => {
       ].sort(),
     );
     expect(run).toMatchObject({
-      id: 'f',
+      runId: 'f',
       graph: { name: 'flaky', version: 1, hash: expect.stringMatching(/^\w{64}$/) },
       status: 'failed',
       steps: 1,
