@@ -69,7 +69,9 @@ export function hintFor(io: Io, error: WaymarkError): string {
         return `the run recorded this file when it started; if the file moved, name it: \`${commandLine(io, [about.command ?? 'show', runId, '--graph', '<graph-file>'])}\``;
       }
       if (reason === 'commonjs') {
-        return `this package is CommonJS (no "type": "module" in ${String(details.packageJson)}): rename the file to .mjs, or add "type": "module"`;
+        return typeof details.packageJson === 'string'
+          ? `rename the file to .mjs, or add "type": "module" to ${details.packageJson}`
+          : 'rename the file to .mjs, or put it in a package whose package.json has "type": "module"';
       }
       if (reason === 'syntax') {
         return `fix the line above; \`waymark validate ${shellQuote(String(details.path))}\` checks the file again`;
@@ -130,6 +132,8 @@ export function hintFor(io: Io, error: WaymarkError): string {
           return '--db names a file, not a directory: e.g. --db <directory>/waymark.db';
         case 'missing':
           return 'check the path; `waymark run` creates the database when it starts the first run';
+        case 'no-directory':
+          return 'check the --db path: one of its folders is a file, or may not be written';
         default:
           return error.retryable
             ? 'another process held the database; nothing was written: try again'

@@ -46,7 +46,10 @@ export class Io {
   constructor(
     flags: GlobalFlags,
     options: { readonly about?: About; readonly dbGiven?: () => boolean } = {},
-    streams = { stdout: process.stdout, stderr: process.stderr },
+    streams: { readonly stdout: NodeJS.WriteStream; readonly stderr: NodeJS.WriteStream } = {
+      stdout: process.stdout,
+      stderr: process.stderr,
+    },
   ) {
     this.flags = flags;
     this.about = options.about ?? {};

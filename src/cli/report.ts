@@ -1,4 +1,3 @@
-import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import { loadTrace } from '../runtime/history.js';
 import type { RunResult } from '../runtime/run-types.js';
@@ -9,7 +8,7 @@ import type { WaitRecord } from '../store/store.js';
 import { exitCodeOf } from './exit.js';
 import type { Io } from './io.js';
 import { commandLine, resumability, whatWorks } from './next.js';
-import { readStoredRun } from './stored-run.js';
+import { readStoredRun, storedJson } from './stored-run.js';
 import { iso } from './time.js';
 
 /** An open wait as the CLI shows it. */
@@ -26,16 +25,11 @@ export interface OpenWaitView {
  * @throws WaymarkError `STORE_CORRUPT` when the stored request is not JSON.
  */
 export function waitView(wait: WaitRecord): OpenWaitView {
-  let request: WaitRequest;
-  try {
-    request = JSON.parse(wait.request) as WaitRequest;
-  } catch (cause) {
-    throw new WaymarkError(
-      'STORE_CORRUPT',
-      `run "${wait.runId}" cannot be loaded: the request of its wait "${wait.requestId}" is not valid JSON`,
-      { retryable: false, details: { runId: wait.runId }, cause },
-    );
-  }
+  const request = storedJson(
+    wait.request,
+    wait.runId,
+    `the request of its wait "${wait.requestId}"`,
+  ) as WaitRequest;
   return {
     requestId: wait.requestId,
     node: wait.node,

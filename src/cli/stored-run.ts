@@ -62,6 +62,21 @@ function parseSnapshot(text: string, runId: string): Snapshot {
   };
 }
 
+/**
+ * A JSON value the store holds for a run (an answer, a wait's request), or STORE_CORRUPT
+ * naming the run: a damaged row is never an uncoded error.
+ *
+ * @example
+ * const answer = storedJson(wait.answer, runId, `the answer to wait "${wait.requestId}"`);
+ */
+export function storedJson(text: string, runId: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    throw corrupt(runId, `${what} is not valid JSON`, cause);
+  }
+}
+
 function corrupt(runId: string, why: string, cause?: unknown): WaymarkError {
   return new WaymarkError('STORE_CORRUPT', `run "${runId}" cannot be loaded: ${why}`, {
     retryable: false,

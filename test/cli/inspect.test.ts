@@ -1,14 +1,7 @@
 // `waymark ls`, `show`, `trace` and `graph --run`: reading runs back from the database. They run
 // nothing, so the tests share one database holding a run that waits and a run that failed.
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  expectError,
-  expectExit,
-  fixture,
-  jsonOf,
-  sandbox,
-  testTimeoutMs,
-} from './support.js';
+import { expectError, expectExit, fixture, jsonOf, sandbox, testTimeoutMs } from './support.js';
 
 const box = sandbox();
 const review = fixture('review.ts');

@@ -9,7 +9,7 @@ import type { Io } from '../io.js';
 import { commandLine, whatWorks } from '../next.js';
 import { waitView, yesNoShape } from '../report.js';
 import { graphOfRun, parseJson, withRunStore } from '../session.js';
-import { readStoredRun } from '../stored-run.js';
+import { readStoredRun, storedJson } from '../stored-run.js';
 import { iso } from '../time.js';
 import { resumeRun } from './run.js';
 
@@ -65,7 +65,7 @@ async function answerAndContinue(
       runId,
       requestId: recorded.requestId,
       node: recorded.node,
-      answer: JSON.parse(recorded.answer!),
+      answer: storedJson(recorded.answer!, runId, `the answer to wait "${recorded.requestId}"`),
       by: recorded.answeredBy,
       answeredAt: iso(recorded.answeredAt!),
     });

@@ -8,7 +8,7 @@ import { exitCode } from '../exit.js';
 import type { Io } from '../io.js';
 import { waitView } from '../report.js';
 import { graphFileOf, graphOfRun, withRunStore } from '../session.js';
-import { readStoredRun } from '../stored-run.js';
+import { readStoredRun, storedJson } from '../stored-run.js';
 import { iso } from '../time.js';
 
 interface RunView {
@@ -32,7 +32,7 @@ export async function show(
     .map((w) => ({
       requestId: w.requestId,
       node: w.node,
-      answer: JSON.parse(w.answer!) as unknown,
+      answer: storedJson(w.answer!, runId, `the answer to wait "${w.requestId}"`),
       by: w.answeredBy,
       answeredAt: iso(w.answeredAt!),
     }));
