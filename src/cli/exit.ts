@@ -58,7 +58,7 @@ export function hintFor(io: Io, error: WaymarkError): string {
       if (details.commander === 'commander.unknownCommand')
         return '`waymark --help` lists the commands';
       if (reason === 'no-database') {
-        return 'check the path; `waymark run` creates the database when it starts the first run';
+        return 'check the path; the first run started with this --db makes the database';
       }
       if (reason === 'no-graph-file' && runId !== undefined) {
         return `name the graph file: \`${commandLine(io, [about.command ?? 'show', runId, '--graph', '<graph-file>'])}\``;
@@ -131,7 +131,7 @@ export function hintFor(io: Io, error: WaymarkError): string {
         case 'directory':
           return '--db names a file, not a directory: e.g. --db <directory>/waymark.db';
         case 'missing':
-          return 'check the path; `waymark run` creates the database when it starts the first run';
+          return 'check the path; the first run started with this --db makes the database';
         case 'no-directory':
           return 'check the --db path: one of its folders is a file, or may not be written';
         default:

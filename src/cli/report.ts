@@ -93,7 +93,9 @@ export async function reportRun(io: Io, store: SqliteStore, result: RunResult): 
           `waiting:     ${wait.node} asks "${firstLine(wait.prompt)}" (request ${wait.requestId})`,
         );
       }
-      for (const next of answerCommands(io, runId, waits)) io.line(c.dim(`next:        ${next}`));
+      answerCommands(io, runId, waits).forEach((next, i) => {
+        io.line(c.dim(`${i === 0 ? 'next:' : '     '}        ${next}`));
+      });
       break;
     case 'failed':
     case 'timed_out': {
@@ -120,16 +122,19 @@ export async function reportRun(io: Io, store: SqliteStore, result: RunResult): 
   return exitCodeOf(status);
 }
 
-/** The commands that answer a run's open waits: approve/reject for yes-no ones. */
+/** The commands that answer a run's open waits, one per line: approve and reject for yes-no ones. */
 function answerCommands(io: Io, runId: string, waits: readonly OpenWaitView[]): string[] {
-  return waits.map((wait) => {
+  return waits.flatMap((wait) => {
     const request = waits.length > 1 ? ['--request', wait.requestId] : [];
     const yesNo = yesNoShape(wait.schema);
     if (yesNo === undefined) {
-      return commandLine(io, ['answer', runId, ...request, '--value', '<json>']);
+      return [commandLine(io, ['answer', runId, ...request, '--value', '<json>'])];
     }
     const note = yesNo.shape === 'object' && yesNo.note ? ['--note', '<text>'] : [];
-    return `${commandLine(io, ['approve', runId, ...request])}  (or: ${commandLine(io, ['reject', runId, ...request, ...note])})`;
+    return [
+      commandLine(io, ['approve', runId, ...request]),
+      commandLine(io, ['reject', runId, ...request, ...note]),
+    ];
   });
 }
 
@@ -144,9 +149,10 @@ export async function explainResume(
   runId: string,
 ): Promise<Snapshot> {
   const { inspect } = await import('../runtime/inspect.js');
-  const { snapshot, trace } = await inspect(store, graph, runId);
-  // resume() refuses a cancelled run: announcing what would run again would be untrue.
-  if (snapshot.status === 'cancelled') return snapshot;
+  const { run, snapshot, trace } = await inspect(store, graph, runId);
+  // resume() refuses a cancelled run, or one with nothing left to run: announcing what would
+  // run again would be untrue.
+  if (snapshot.status !== 'succeeded' && !resumability(run, snapshot).resumable) return snapshot;
   const pending = new Set(snapshot.pending.map((a) => a.id));
   const done = [...new Set(trace.entries.map((e) => e.activation))].filter((a) => !pending.has(a));
   io.json({
