@@ -1,34 +1,8 @@
 import { isWaymarkError, type WaymarkError } from '../error/waymark-error.js';
 import type { Diagnostic } from '../graph/diagnostic.js';
-import type { RunStatus } from '../runtime/snapshot.js';
+import { exitCode } from './exit-code.js';
 import type { Io } from './io.js';
 import { commandLine, shellQuote } from './next.js';
-
-/** The `waymark` command's exit codes; docs/cli.md documents them. */
-export const exitCode = {
-  succeeded: 0,
-  /** The run failed, timed out or was cancelled (or the graph file's validation failed). */
-  failed: 1,
-  /** Usage or input the command could not act on: nothing was run or recorded. */
-  usage: 2,
-  /** The run waits for a person. */
-  waiting: 3,
-} as const;
-
-/** The exit code for how a run stands. */
-export function exitCodeOf(status: RunStatus): number {
-  switch (status) {
-    case 'succeeded':
-      return exitCode.succeeded;
-    case 'waiting':
-      return exitCode.waiting;
-    case 'running':
-    case 'failed':
-    case 'cancelled':
-    case 'timed_out':
-      return exitCode.failed;
-  }
-}
 
 /**
  * The code printed for an error that is not a WaymarkError: a bug in waymark, or a failure

@@ -1,5 +1,4 @@
-import { createRequire } from 'node:module';
-import type pc from 'picocolors';
+import { type Colours, colours } from './colours.js';
 
 /** The global flags every command takes. */
 export interface GlobalFlags {
@@ -25,9 +24,6 @@ export interface About {
   next?: string[];
 }
 
-// picocolors is CommonJS: required directly, it skips the ES module loader's translation.
-const colors = createRequire(import.meta.url)('picocolors') as typeof pc;
-
 /**
  * Where a command writes, and how: human lines (coloured on a terminal), or one JSON value per
  * line with `--json`. Commands never touch `process.stdout` themselves, so tests and pipes see
@@ -39,7 +35,7 @@ export class Io {
   readonly stdout: NodeJS.WriteStream;
   readonly stderr: NodeJS.WriteStream;
   /** Colours only for a person at a terminal: never in JSON, pipes, or with NO_COLOR set. */
-  readonly c: ReturnType<typeof pc.createColors>;
+  readonly c: Colours;
   readonly #dbGiven: () => boolean;
   #closed = false;
 
@@ -57,7 +53,7 @@ export class Io {
     this.stdout = streams.stdout;
     this.stderr = streams.stderr;
     const colour = !flags.json && this.stdout.isTTY === true && process.env.NO_COLOR === undefined;
-    this.c = colors.createColors(colour);
+    this.c = colours(colour);
     // `waymark run ... | head -4`: once the reader is gone, writing stops, not the run. Without
     // a listener the EPIPE would be thrown from the event loop and kill the run mid-step.
     for (const stream of [this.stdout, this.stderr]) {

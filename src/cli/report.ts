@@ -5,7 +5,7 @@ import type { Snapshot } from '../runtime/snapshot.js';
 import type { WaitRequest } from '../runtime/waits.js';
 import type { SqliteStore } from '../store/sqlite-store.js';
 import type { WaitRecord } from '../store/store.js';
-import { exitCodeOf } from './exit.js';
+import { exitCodeOf } from './exit-code.js';
 import type { Io } from './io.js';
 import { commandLine, resumability, whatWorks } from './next.js';
 import { readStoredRun, storedJson } from './stored-run.js';

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { WaymarkError } from '../error/waymark-error.js';
 import {
@@ -545,7 +545,28 @@ function conflict(runId: string, current: unknown, attempted: number): WaymarkEr
 
 // better-sqlite3 is CommonJS: required directly, it skips the ES module loader's translation
 // (and the start-up of its CommonJS export parser), which `waymark ls` would pay on every start.
-const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+const require = createRequire(import.meta.url);
+const Driver = require('better-sqlite3') as typeof Database;
+
+/**
+ * Where better-sqlite3's build put its native module: handed to it, it skips the search its
+ * `bindings` helper makes through a dozen candidate paths at every first open. Anywhere else (a
+ * prebuilt binary, a debug build), that search finds it as before.
+ */
+function builtBinding(): string | undefined {
+  try {
+    const file = join(
+      dirname(require.resolve('better-sqlite3')),
+      '..',
+      'build',
+      'Release',
+      'better_sqlite3.node',
+    );
+    return existsSync(file) ? file : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Opens the file, mapping what keeps it from opening to a code: a directory, a missing file
@@ -567,7 +588,12 @@ function openFile(path: string, create: boolean, timeout: number): Database.Data
     }
   }
   try {
-    return new Driver(path, { timeout, fileMustExist: !create });
+    const nativeBinding = builtBinding();
+    return new Driver(path, {
+      timeout,
+      fileMustExist: !create,
+      ...(nativeBinding !== undefined && { nativeBinding }),
+    });
   } catch (error) {
     // better-sqlite3 loads its native module at the first open.
     const message = error instanceof Error ? error.message : String(error);

@@ -4,7 +4,7 @@ import { answer as recordAnswer } from '../../runtime/answer.js';
 import { loadTrace } from '../../runtime/history.js';
 import type { SqliteStore } from '../../store/sqlite-store.js';
 import type { WaitRecord } from '../../store/store.js';
-import { exitCode } from '../exit.js';
+import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { commandLine, whatWorks } from '../next.js';
 import { waitView, yesNoShape } from '../report.js';

@@ -1,5 +1,5 @@
 import { cancel as cancelRun } from '../../runtime/cancel.js';
-import { exitCode } from '../exit.js';
+import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { graphOfRun, withRunStore } from '../session.js';
 

@@ -1,7 +1,7 @@
 import { WaymarkError } from '../../error/waymark-error.js';
 import { type RunOverlay, renderGraph } from '../../graph/render.js';
 import { inspect } from '../../runtime/inspect.js';
-import { exitCode } from '../exit.js';
+import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { loadGraph } from '../load-graph.js';
 import { withRunStore } from '../session.js';

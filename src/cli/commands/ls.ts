@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { WaymarkError } from '../../error/waymark-error.js';
 import { type RunRecord, type StoredStatus, storedStatuses } from '../../store/store.js';
-import { exitCode } from '../exit.js';
+import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { databaseExists, withStore } from '../session.js';
 import { iso } from '../time.js';

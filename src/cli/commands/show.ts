@@ -4,7 +4,7 @@ import type { Snapshot } from '../../runtime/snapshot.js';
 import type { Trace } from '../../runtime/trace.js';
 import type { SqliteStore } from '../../store/sqlite-store.js';
 import type { RunRecord, WaitRecord } from '../../store/store.js';
-import { exitCode } from '../exit.js';
+import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { waitView } from '../report.js';
 import { graphFileOf, graphOfRun, withRunStore } from '../session.js';

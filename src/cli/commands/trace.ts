@@ -3,7 +3,7 @@ import { WaymarkError } from '../../error/waymark-error.js';
 import { decodeEvent, decodeTrace } from '../../runtime/codec.js';
 import { type TraceEntry, traceOf } from '../../runtime/trace.js';
 import type { SqliteStore } from '../../store/sqlite-store.js';
-import { exitCode } from '../exit.js';
+import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { describeEntry } from '../progress.js';
 import { withRunStore } from '../session.js';

@@ -1,5 +1,6 @@
 import type { Diagnostic } from '../../graph/diagnostic.js';
-import { exitCode, formatDiagnostic } from '../exit.js';
+import { formatDiagnostic } from '../exit.js';
+import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { isError, loadDeclaration } from '../load-graph.js';
 
