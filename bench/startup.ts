@@ -59,6 +59,21 @@ spawnOk(
   true,
 );
 
+// The least an `ls` can cost: the same driver opening the same file and reading its runs,
+// without waymark. What waymark adds on top of it is its own start.
+const sqliteFloor = join(app, 'sqlite-floor.mjs');
+writeFileSync(
+  sqliteFloor,
+  `import { createRequire } from 'node:module';
+const Database = createRequire(import.meta.url)('better-sqlite3');
+const db = new Database(process.argv[2], { fileMustExist: true });
+db.pragma('journal_mode = WAL');
+const runs = db.prepare('SELECT id FROM runs LIMIT 50').all();
+db.close();
+process.stdout.write(runs.length === 0 ? 'no runs\\n' : runs.length + '\\n');
+`,
+);
+
 interface Call {
   readonly name: string;
   readonly args: readonly string[];
@@ -70,6 +85,12 @@ interface Call {
 
 const calls: Call[] = [
   { name: 'node -e 0 (the floor: Node.js itself)', args: ['-e', '0'], cwd: app, expect: /^$/ },
+  {
+    name: 'better-sqlite3 alone: open the file, list its runs (the floor of ls)',
+    args: [sqliteFloor, emptyDb],
+    cwd: app,
+    expect: /^no runs$/m,
+  },
   {
     name: 'installed: waymark --version',
     args: [installedBin, '--version'],
@@ -116,21 +137,27 @@ const contenders: Contender[] = calls.map((c) => ({
 progress(`startup: warm-up ${settings.warmupMs} ms, ${settings.reps} repetitions`);
 const results = await compare(contenders, { settings, minWarmUnits: 0, scale: 1 });
 const floor = results[0]!;
+const sqlite = results[1]!;
 
-/** Per repetition, the call minus the floor of the same repetition: what waymark adds. */
-function overFloor(result: ContenderResult): Stat {
-  return stat(result.values.map((v, i) => v - floor.values[i]!));
+/** Per repetition, the call minus `base` in the same repetition: what the call adds to it. */
+function over(result: ContenderResult, base: ContenderResult): Stat {
+  return stat(result.values.map((v, i) => v - base.values[i]!));
 }
 const ms = (s: Stat) => `${s.median.toFixed(0)} ms (${s.min.toFixed(0)}-${s.max.toFixed(0)})`;
 
 const rows: Row[] = results.map((result, i) => {
-  const { target } = calls[i]!;
+  const { target, name } = calls[i]!;
+  const added = [
+    ...(i > 0 ? [`+${over(result, floor).median.toFixed(0)} ms over node`] : []),
+    ...(i > 1 && name.includes(' ls ')
+      ? [`+${over(result, sqlite).median.toFixed(0)} ms over better-sqlite3 alone`]
+      : []),
+  ];
   return {
-    measure: calls[i]!.name,
+    measure: name,
     unit: 'ms',
     waymark: result.perUnit,
-    text:
-      i === 0 ? ms(result.perUnit) : `${ms(result.perUnit)}; +${ms(overFloor(result))} over node`,
+    text: [ms(result.perUnit), ...added].join('; '),
     ...(target !== undefined && {
       target: `< ${target} ms`,
       met: result.perUnit.median < target,
@@ -144,7 +171,7 @@ emit({
   title: 'start the command: --version and ls on an empty database',
   rows,
   notes: [
-    'Startup: one fresh process per call, timed from spawn to exit (median of repetitions; a repetition is the mean of its calls). "Over node" is the call minus `node -e 0` in the same repetition.',
+    'Startup: one fresh process per call, timed from spawn to exit (median of repetitions; a repetition is the mean of its calls). "Over" is the call minus `node -e 0` (or the better-sqlite3 script) in the same repetition, median.',
     'Installed = node_modules/.bin/waymark of a project that installed the packed tarball (npx adds npm own start-up on top).',
   ],
   details: { settings, results },
