@@ -124,6 +124,21 @@ describe.concurrent('waymark run', { timeout: testTimeoutMs }, () => {
     expectError(again, 'RUN_EXISTS');
   });
 
+  it('--reuse with no input starts from the input of the run it reuses: a fixed graph redoes the same work', async () => {
+    const box = sandbox();
+    expectExit(
+      await box.waymark(['run', review, '--input', '{"title":"Kept"}', '--run-id', 'a']),
+      3,
+    );
+    const out = await box.waymark(['--json', 'run', review, '--reuse', 'a', '--run-id', 'b']);
+    expectExit(out, 3);
+    const values = jsonLines(out) as JsonLine[];
+    expect(values[1]).toMatchObject({ activation: 'draft:1', reused: true });
+    expect(jsonOf(out, 'result').waits).toEqual([
+      expect.objectContaining({ prompt: 'Publish "Kept (0 note(s) applied)"?' }),
+    ]);
+  });
+
   it('refuses input that does not match the state schema (INPUT_INVALID, exit 2) and records nothing', async () => {
     const box = sandbox();
     const out = await box.waymark(['--json', 'run', review, '--input', '{"title":""}']);
