@@ -26,6 +26,7 @@ const scenarios: Readonly<Record<string, string>> = {
   resume: 'resume after 10 vs 10,000 steps, and SQLite file size after 1,000 appends',
   build: 'declare + compile a 10,000-node chain: waymark vs LangGraph.js',
   validate: 'validate generated 10k/20k/40k-node graphs: growth per doubling',
+  startup: 'start the command: --version and ls on an empty database, installed and in the clone',
 };
 
 /**

@@ -1,5 +1,6 @@
-import { existsSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createRequire, register as registerHooks } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
@@ -24,7 +25,41 @@ interface Builder {
 }
 
 /**
- * Loads a graph file (TypeScript or JavaScript; the bin registers tsx, so no build step) and
+ * The public entries of the package (package.json `exports`), by the file each is in under the
+ * command's own code: dist/ when installed, the transpiled src/ in a clone. A graph file that
+ * imports one of them gets the command's copy (graph-hooks.ts).
+ */
+export const publicEntries: Readonly<Record<string, string>> = {
+  waymark: 'index.js',
+  'waymark/sqlite': 'sqlite.js',
+  'waymark/model': 'model/index.js',
+  'waymark/testing': 'testing/index.js',
+};
+
+let loaders: Promise<void> | undefined;
+
+/**
+ * Registers tsx (TypeScript without a build step) and the command's own hooks, once, before
+ * the first graph file is imported: commands that load no graph file never pay for tsx.
+ */
+function registerLoaders(): Promise<void> {
+  loaders ??= (async () => {
+    const { register } = await import('tsx/esm/api');
+    register();
+    const root = new URL('../', import.meta.url);
+    const entries = Object.fromEntries(
+      Object.entries(publicEntries).map(([specifier, file]) => [
+        specifier,
+        new URL(file, root).href,
+      ]),
+    );
+    registerHooks(new URL('./graph-hooks.js', import.meta.url), { data: { entries } });
+  })();
+  return loaders;
+}
+
+/**
+ * Loads a graph file (TypeScript or JavaScript; tsx is registered first, so no build step) and
  * returns its default export compiled. A builder is compiled here; a compiled graph is used as
  * it is.
  * @throws WaymarkError `GRAPH_FILE_INVALID` (missing, does not load, not a graph) or
@@ -52,8 +87,9 @@ export async function loadGraph(file: string): Promise<{ graph: CompiledGraph; p
 export async function loadDeclaration(file: string): Promise<Declaration> {
   const path = resolve(file);
   if (!existsSync(path) || !statSync(path).isFile()) {
-    throw invalid(`there is no graph file ${file}`, path);
+    throw invalid(`there is no graph file ${file}`, path, { reason: 'missing' });
   }
+  await registerLoaders();
   let module: Record<string, unknown>;
   try {
     module = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
@@ -62,13 +98,23 @@ export async function loadDeclaration(file: string): Promise<Declaration> {
     if (isWaymarkError(cause) && cause.code === 'GRAPH_INVALID') {
       return { path, graph: undefined, def: undefined, diagnostics: diagnosticsOf(cause.details) };
     }
-    const why = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
-    throw invalid(`${file} does not load: ${why}`, path, cause);
+    throw notLoaded(file, path, cause);
   }
   const value = module.default;
   // A compiled graph has no errors, but may have warnings: its plain-data def still shows them.
-  if (isCompiled(value))
-    return { path, graph: value, def: value.def, diagnostics: validate(value.def) };
+  if (isCompiled(value)) {
+    try {
+      return { path, graph: value, def: value.def, diagnostics: validate(value.def) };
+    } catch (cause) {
+      // It only looks like one: a hand-made object, or one from an incompatible copy.
+      const why = cause instanceof Error ? cause.message : String(cause);
+      throw invalid(
+        `${file} has a default export that looks like a compiled graph but is not one (${why})`,
+        path,
+        { cause },
+      );
+    }
+  }
   if (isBuilder(value)) {
     const def = value.toDef();
     const diagnostics = value.validate();
@@ -77,7 +123,7 @@ export async function loadDeclaration(file: string): Promise<Declaration> {
   }
   const what =
     value === undefined ? 'no default export' : `a default export of type ${describe(value)}`;
-  throw invalid(`${file} has ${what}, not a graph`, path);
+  throw invalid(`${file} has ${what}, not a graph`, path, { reason: 'not-a-graph' });
 }
 
 // Duck-typed, not instanceof: the file may import waymark from another copy of the package.
@@ -119,16 +165,102 @@ function diagnosticsOf(details: unknown): Diagnostic[] {
   return Array.isArray(details) ? (details as Diagnostic[]) : [];
 }
 
+/** GRAPH_FILE_INVALID for a file whose import failed, keeping the facts of why. */
+function notLoaded(file: string, path: string, cause: unknown): WaymarkError {
+  const code = (cause as { code?: unknown } | null)?.code;
+  // A .js file in a CommonJS package, written with import/export: Node loads it as CommonJS
+  // and then fails on its own ES module syntax, in words that do not say so.
+  if (code === 'ERR_REQUIRE_CYCLE_MODULE' || code === 'ERR_REQUIRE_ESM') {
+    const packageJson = nearestPackageJson(path);
+    return invalid(
+      `${file} does not load: it is written as an ES module, but is loaded as CommonJS (${packageJson === undefined ? 'no package.json above it' : `${packageJson} has no "type": "module"`})`,
+      path,
+      { cause, reason: 'commonjs', packageJson: packageJson ?? null },
+    );
+  }
+  const why = whyNotLoaded(cause, path);
+  const located = /:\d+:\d+: /.test(why);
+  return invalid(`${file} does not load: ${why}`, path, {
+    cause,
+    ...(located && { reason: 'syntax' }),
+  });
+}
+
+function nearestPackageJson(file: string): string | undefined {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const candidate = join(dir, 'package.json');
+    if (existsSync(candidate)) {
+      try {
+        const type = (JSON.parse(readFileSync(candidate, 'utf8')) as { type?: unknown }).type;
+        return type === 'module' ? undefined : candidate;
+      } catch {
+        return candidate;
+      }
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * Why an import failed, in one line that keeps the facts: esbuild's first location line for a
+ * syntax error in TypeScript (`file.ts:4:2: ERROR: Expected "}" but found ";"`), the file and
+ * line V8 names for one in JavaScript, the message otherwise.
+ */
+function whyNotLoaded(cause: unknown, path: string): string {
+  if (!(cause instanceof Error)) return String(cause);
+  const lines = cause.message.split('\n').map((l) => l.trim());
+  const located = lines.find((l) => /:\d+:\d+: ERROR: /.test(l));
+  if (located !== undefined) return located;
+  // V8 keeps the place of a syntax error in an ES module out of the message and the stack:
+  // esbuild (which came with tsx) parses the file again to find it.
+  // (tsx's import scanner reports it as "Parse error <file>:1:1", without the place either.)
+  if (cause instanceof SyntaxError || /^Parse error /.test(lines[0] ?? '')) {
+    return locateSyntaxError(path) ?? lines[0] ?? cause.name;
+  }
+  return lines[0] ?? String(cause);
+}
+
+function locateSyntaxError(path: string): string | undefined {
+  try {
+    const require = createRequire(createRequire(import.meta.url).resolve('tsx'));
+    const esbuild = require('esbuild') as {
+      transformSync(code: string, options: object): unknown;
+    };
+    esbuild.transformSync(readFileSync(path, 'utf8'), {
+      loader: 'js',
+      format: 'esm',
+      sourcefile: path,
+      logLevel: 'silent',
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : '';
+    return message
+      .split('\n')
+      .find((l) => /:\d+:\d+: ERROR: /.test(l))
+      ?.trim();
+  }
+  return undefined;
+}
+
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
   return typeof value;
 }
 
-function invalid(message: string, path: string, cause?: unknown): WaymarkError {
+function invalid(
+  message: string,
+  path: string,
+  more: {
+    readonly cause?: unknown;
+    readonly reason?: string;
+    readonly packageJson?: string | null;
+  } = {},
+): WaymarkError {
+  const { cause, ...details } = more;
   return new WaymarkError('GRAPH_FILE_INVALID', message, {
     retryable: false,
-    details: { path },
+    details: { path, ...details },
     ...(cause !== undefined && { cause }),
   });
 }

@@ -1,44 +1,74 @@
-import { Command, CommanderError } from 'commander';
+import { createRequire } from 'node:module';
+import type * as commander from 'commander';
 import { WaymarkError } from '../error/waymark-error.js';
-import { answerCommands } from './commands/answer.js';
-import { cancelCommand } from './commands/cancel.js';
-import { graphCommand } from './commands/graph.js';
-import { lsCommand } from './commands/ls.js';
-import { rewindCommand } from './commands/rewind.js';
-import { runCommands } from './commands/run.js';
-import { showCommand } from './commands/show.js';
-import { traceCommand } from './commands/trace.js';
-import { validateCommand } from './commands/validate.js';
-import { exitCode, reportError } from './exit.js';
-import { type GlobalFlags, Io } from './io.js';
+import { exitCode } from './exit-code.js';
+import { type About, type GlobalFlags, Io } from './io.js';
+import { type CommandSpec, defineCommands, globalOptions, parseFast } from './program.js';
 
 /** The database the command uses unless --db names another. */
 export const defaultDb = '.waymark/waymark.db';
 
+/** Options of {@link main}. */
+export interface MainOptions {
+  /** What `--version` prints: the package's version (bin/waymark.js reads it). */
+  readonly version?: string;
+}
+
 /**
  * The `waymark` command: parses `argv` (without node and the script), runs one command and
  * returns its exit code. Never exits the process and never throws: bin/waymark.js does the exit.
+ * Each command's action loads the modules it needs when it runs, so `ls` never loads tsx, zod
+ * or the runtime; a plainly right command line does not even load commander.
  *
  * @example
  * process.exitCode = await main(['validate', 'graph.ts']);
  */
-export async function main(argv: readonly string[]): Promise<number> {
-  let code: number = exitCode.succeeded;
-  const done = (c: number) => {
-    code = c;
-  };
+export async function main(argv: readonly string[], options: MainOptions = {}): Promise<number> {
+  const fast = parseFast(argv);
+  if (fast !== undefined) {
+    const io = new Io(fast.globals as unknown as GlobalFlags, {
+      about: { command: fast.command.name },
+      dbGiven: () => fast.given.has('db'),
+    });
+    try {
+      return await act(io, fast.command, fast.args);
+    } catch (error) {
+      // Loaded only when there is an error to print: hints know every command.
+      return (await import('./exit.js')).reportError(io, error);
+    }
+  }
+  return withCommander(argv, options);
+}
+
+async function act(io: Io, command: CommandSpec, args: readonly unknown[]): Promise<number> {
+  const action = await command.load();
+  return action(io, ...(args as never[]));
+}
+
+/**
+ * The commander program of the command: every command and global option, --help and
+ * --version. `onAction` gets the command to run and its arguments (flags last); the global
+ * flags are `program.opts()`.
+ */
+export function commanderProgram(
+  version: string,
+  onAction: (
+    command: CommandSpec,
+    args: readonly unknown[],
+    sub: commander.Command,
+  ) => Promise<void>,
+): commander.Command {
+  // commander is CommonJS: required directly, it skips the ES module loader's translation.
+  const { Command } = requireCommander();
   const program = new Command('waymark');
-  let io: Io | undefined;
-  const currentIo = () => {
-    io ??= new Io(program.opts<GlobalFlags>());
-    return io;
-  };
+  program.description(
+    'validate, run, resume and inspect waymark graphs; runs live in one SQLite file',
+  );
+  for (const option of globalOptions) {
+    program.option(option.flags, option.description, option.default);
+  }
   program
-    .description('validate, run, resume and inspect waymark graphs; runs live in one SQLite file')
-    .option('--db <path>', 'the database file', defaultDb)
-    .option('--json', 'machine-readable output: one JSON value per line', false)
-    .option('--quiet', 'print only what a script needs (run id and status) and errors', false)
-    .option('--verbose', 'print stack traces with errors', false)
+    .version(version, '-V, --version', 'print the version of waymark')
     .showHelpAfterError(false)
     .exitOverride()
     .configureOutput({ outputError: () => {} })
@@ -54,22 +84,38 @@ Example:
   $ waymark run examples/changelog-post/graph.ts --input '{"version":"2.4.0"}'
   $ waymark approve <run-id>`,
     );
-  for (const register of [
-    validateCommand,
-    graphCommand,
-    runCommands,
-    answerCommands,
-    cancelCommand,
-    rewindCommand,
-    lsCommand,
-    showCommand,
-    traceCommand,
-  ]) {
-    register(program, currentIo, done);
-  }
+  defineCommands(program, onAction);
   for (const command of program.commands) {
     command.exitOverride().configureOutput({ outputError: () => {} });
   }
+  return program;
+}
+
+function requireCommander(): typeof commander {
+  return createRequire(import.meta.url)('commander') as typeof commander;
+}
+
+/** The whole command line through commander: --help, and every usage error it words. */
+async function withCommander(argv: readonly string[], options: MainOptions): Promise<number> {
+  const { CommanderError } = requireCommander();
+  const { reportError } = await import('./exit.js');
+  let code: number = exitCode.succeeded;
+  const about: About = {};
+  let io: Io | undefined;
+  const program = commanderProgram(options.version ?? 'unknown', async (command, args) => {
+    code = await act(currentIo(), command, args);
+  });
+  // Made when first needed: by then commander has parsed the global options, wherever they were.
+  const currentIo = () => {
+    io ??= new Io(program.opts<GlobalFlags>(), {
+      about,
+      dbGiven: () => program.getOptionValueSource('db') !== 'default',
+    });
+    return io;
+  };
+  program.hook('preSubcommand', (_program, subcommand) => {
+    about.command = subcommand.name();
+  });
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
@@ -84,7 +130,10 @@ Example:
       const message = error.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ');
       return reportError(
         currentIo(),
-        new WaymarkError('USAGE_INVALID', message, { retryable: false }),
+        new WaymarkError('USAGE_INVALID', message, {
+          retryable: false,
+          details: { commander: error.code },
+        }),
       );
     }
     return reportError(currentIo(), error);

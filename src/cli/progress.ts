@@ -1,7 +1,9 @@
-import ora, { type Ora } from 'ora';
+import type { Ora } from 'ora';
 import type { AttemptStart, RunResult } from '../runtime/run-types.js';
 import type { TraceEntry } from '../runtime/trace.js';
 import type { Io } from './io.js';
+import { commandLine } from './next.js';
+import { iso } from './time.js';
 
 /** The run options a progress display plugs into. */
 export interface ProgressHooks {
@@ -16,14 +18,15 @@ export interface ProgressHooks {
  * duration, error). On a terminal a spinner names the nodes still running; in a pipe, or with
  * --json (one JSON event per line), there are plain lines only. --quiet shows nothing.
  */
-export function progress(io: Io): ProgressHooks {
+export async function progress(io: Io): Promise<ProgressHooks> {
   const running = new Map<string, AttemptStart>();
   // A terminal that reports no width (some CI pseudo-terminals) makes the spinner's line
   // arithmetic divide by zero and flood the screen: such terminals get plain lines.
   const width = io.stdout.columns ?? 0;
+  // ora (and what it loads) only for a person at a terminal: a pipe or a script never pays for it.
   const spinner: Ora | undefined =
     io.tty && !io.flags.quiet && width > 0
-      ? ora({ stream: io.stdout, discardStdin: false })
+      ? (await import('ora')).default({ stream: io.stdout, discardStdin: false })
       : undefined;
   const { c } = io;
 
@@ -46,7 +49,7 @@ export function progress(io: Io): ProgressHooks {
   return {
     onAttemptStart(attempt) {
       running.set(attempt.activation, attempt);
-      io.json({ type: 'attempt-started', ...attempt });
+      io.json({ type: 'attempt-started', ...attempt, startedAt: iso(attempt.startedAt) });
       print(
         `${c.cyan('▶')} ${attempt.activation}${attempt.attempt > 1 ? c.dim(` attempt ${attempt.attempt}`) : ''}`,
       );
@@ -54,7 +57,7 @@ export function progress(io: Io): ProgressHooks {
     },
     onTraceEntry(entry) {
       running.delete(entry.activation);
-      io.json({ type: 'attempt-ended', ...entry });
+      io.json({ type: 'attempt-ended', ...entry, startedAt: iso(entry.startedAt) });
       print(describeEntry(io, entry));
       refresh();
     },
@@ -99,17 +102,59 @@ function tokens(entry: TraceEntry): string {
 export type LiveOptions = Pick<ProgressHooks, 'onAttemptStart' | 'onTraceEntry'>;
 
 /**
- * Runs a call that moves a run (run, resume, rewind) with live progress, and stops the spinner
- * whatever happens: the caller reports the result.
+ * Runs a call that moves run `runId` (run, resume, answer, rewind) with live progress, and
+ * stops the spinner whatever happens: the caller reports the result. `announce` says that a
+ * new run started. Ctrl-C (or SIGTERM) is a
+ * crash, not a cancel: the process dies where it is, after saying that the run keeps every
+ * completed step and which command continues it.
  */
 export async function withProgress(
   io: Io,
+  runId: string,
   move: (live: LiveOptions) => Promise<RunResult>,
+  announce?: () => void,
 ): Promise<RunResult> {
-  const hooks = progress(io);
+  const hooks = await progress(io);
+  // A new run is announced as its first step starts (or is read back): a run the runtime
+  // refuses to start (bad input, a taken id, a rewind to nowhere) is never announced.
+  let announced = announce === undefined;
+  const started = () => {
+    if (announced) return;
+    announced = true;
+    announce?.();
+  };
+  const interrupted = (signal: NodeJS.Signals) => {
+    hooks.stop();
+    const next = commandLine(io, ['resume', runId]);
+    if (io.flags.json) io.json({ type: 'interrupted', runId, signal, next });
+    else {
+      io.error(
+        `\n${signal === 'SIGINT' ? 'interrupted (Ctrl-C)' : `stopped by ${signal}`}: run ${runId} is not cancelled; every completed step is checkpointed and it can be resumed`,
+      );
+      io.error(`next:        ${next}`);
+    }
+    for (const s of signals) process.removeListener(s, interrupted);
+    // Dies of the signal, as an interrupted program does (exit status 130 for Ctrl-C).
+    process.kill(process.pid, signal);
+  };
+  for (const s of signals) process.once(s, interrupted);
   try {
-    return await move({ onAttemptStart: hooks.onAttemptStart, onTraceEntry: hooks.onTraceEntry });
+    const result = await move({
+      onAttemptStart: (attempt) => {
+        started();
+        hooks.onAttemptStart(attempt);
+      },
+      onTraceEntry: (entry) => {
+        started();
+        hooks.onTraceEntry(entry);
+      },
+    });
+    started();
+    return result;
   } finally {
+    for (const s of signals) process.removeListener(s, interrupted);
     hooks.stop();
   }
 }
+
+const signals: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];

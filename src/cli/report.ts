@@ -1,12 +1,15 @@
 import type { CompiledGraph } from '../graph/compiled.js';
+import type { Snapshot } from '../runtime/core/snapshot.js';
 import { loadTrace } from '../runtime/history.js';
-import { inspect } from '../runtime/inspect.js';
 import type { RunResult } from '../runtime/run-types.js';
 import type { WaitRequest } from '../runtime/waits.js';
 import type { SqliteStore } from '../store/sqlite-store.js';
 import type { WaitRecord } from '../store/store.js';
-import { exitCodeOf } from './exit.js';
+import { exitCodeOf } from './exit-code.js';
 import type { Io } from './io.js';
+import { commandLine, resumability, whatWorks } from './next.js';
+import { readStoredRun, storedJson } from './stored-run.js';
+import { iso } from './time.js';
 
 /** An open wait as the CLI shows it. */
 export interface OpenWaitView {
@@ -14,27 +17,54 @@ export interface OpenWaitView {
   readonly node: string;
   readonly prompt: string;
   readonly schema: unknown;
+  readonly openedAt: string;
 }
 
-/** What a wait asks, read from its stored request. */
+/**
+ * What a wait asks, read from its stored request.
+ * @throws WaymarkError `STORE_CORRUPT` when the stored request is not JSON.
+ */
 export function waitView(wait: WaitRecord): OpenWaitView {
-  const request = JSON.parse(wait.request) as WaitRequest;
+  const request = storedJson(
+    wait.request,
+    wait.runId,
+    `the request of its wait "${wait.requestId}"`,
+  ) as WaitRequest;
   return {
     requestId: wait.requestId,
     node: wait.node,
     prompt: request.prompt,
     schema: request.schema,
+    openedAt: iso(wait.openedAt),
   };
 }
 
 /**
+ * How a yes-no wait takes its answer, from its stored JSON Schema: a plain boolean, an object
+ * with an `approved` boolean (`note` says whether it has a `note` field), or not yes-no at all.
+ */
+export function yesNoShape(
+  schema: unknown,
+):
+  | { readonly shape: 'boolean' }
+  | { readonly shape: 'object'; readonly note: boolean }
+  | undefined {
+  const s = schema as { type?: string; properties?: Record<string, unknown> } | null;
+  if (s?.type === 'boolean') return { shape: 'boolean' };
+  if (s?.type === 'object' && s.properties?.approved !== undefined) {
+    return { shape: 'object', note: s.properties.note !== undefined };
+  }
+  return undefined;
+}
+
+/**
  * Prints how a run stands after a command moved it (run, resume, answer, rewind): status, the
- * whole path across every process that ran it, where its checkpoints live, and what to do next.
- * Returns the exit code for that status.
+ * whole path across every process that ran it, where its checkpoints live, and the next
+ * command to type. Returns the exit code for that status.
  */
 export async function reportRun(io: Io, store: SqliteStore, result: RunResult): Promise<number> {
   const { runId, status } = result;
-  const { path } = await loadTrace(store, runId);
+  const { path, entries } = await loadTrace(store, runId);
   const waits = (await store.listWaits(runId, { open: true })).map(waitView);
   const error = 'error' in result ? result.error : undefined;
   io.json({
@@ -63,23 +93,49 @@ export async function reportRun(io: Io, store: SqliteStore, result: RunResult): 
           `waiting:     ${wait.node} asks "${firstLine(wait.prompt)}" (request ${wait.requestId})`,
         );
       }
-      io.line(
-        c.dim(
-          `next:        waymark answer ${runId} --value '<json>'  (or approve / reject for a yes-no question)`,
-        ),
-      );
+      answerCommands(io, runId, waits).forEach((next, i) => {
+        io.line(c.dim(`${i === 0 ? 'next:' : '     '}        ${next}`));
+      });
       break;
     case 'failed':
-    case 'timed_out':
-      io.line(
-        c.dim(`next:        waymark resume ${runId}  (only what did not complete runs again)`),
-      );
+    case 'timed_out': {
+      const { loaded, snapshot } = await readStoredRun(store, runId);
+      const verdict = snapshot === undefined ? undefined : resumability(loaded.run, snapshot);
+      if (snapshot === undefined || verdict?.resumable) {
+        io.line(
+          c.dim(
+            `next:        ${commandLine(io, ['resume', runId])}  (only what did not complete runs again)`,
+          ),
+        );
+        break;
+      }
+      io.line(c.dim(`next:        resume cannot continue this run: ${verdict?.why}. Instead:`));
+      for (const next of whatWorks(io, runId, snapshot, entries)) {
+        io.line(c.dim(`             ${next}`));
+      }
       break;
+    }
     default:
       break;
   }
   if (io.flags.quiet) io.essential(`${runId} ${status}`);
   return exitCodeOf(status);
+}
+
+/** The commands that answer a run's open waits, one per line: approve and reject for yes-no ones. */
+function answerCommands(io: Io, runId: string, waits: readonly OpenWaitView[]): string[] {
+  return waits.flatMap((wait) => {
+    const request = waits.length > 1 ? ['--request', wait.requestId] : [];
+    const yesNo = yesNoShape(wait.schema);
+    if (yesNo === undefined) {
+      return [commandLine(io, ['answer', runId, ...request, '--value', '<json>'])];
+    }
+    const note = yesNo.shape === 'object' && yesNo.note ? ['--note', '<text>'] : [];
+    return [
+      commandLine(io, ['approve', runId, ...request]),
+      commandLine(io, ['reject', runId, ...request, ...note]),
+    ];
+  });
 }
 
 /**
@@ -91,10 +147,12 @@ export async function explainResume(
   store: SqliteStore,
   graph: CompiledGraph,
   runId: string,
-): Promise<void> {
-  const { snapshot, trace } = await inspect(store, graph, runId);
-  // resume() refuses a cancelled run: announcing what would run again would be untrue.
-  if (snapshot.status === 'cancelled') return;
+): Promise<Snapshot> {
+  const { inspect } = await import('../runtime/inspect.js');
+  const { run, snapshot, trace } = await inspect(store, graph, runId);
+  // resume() refuses a cancelled run, or one with nothing left to run: announcing what would
+  // run again would be untrue.
+  if (snapshot.status !== 'succeeded' && !resumability(run, snapshot).resumable) return snapshot;
   const pending = new Set(snapshot.pending.map((a) => a.id));
   const done = [...new Set(trace.entries.map((e) => e.activation))].filter((a) => !pending.has(a));
   io.json({
@@ -108,12 +166,13 @@ export async function explainResume(
     io.line(
       `run ${runId} has succeeded already: nothing runs again (${done.length} step(s) on record)`,
     );
-    return;
+    return snapshot;
   }
   io.line(
     `resuming ${runId} (${snapshot.status}): ${done.length} completed step(s) read back from the checkpoints, not run again${done.length > 0 ? `: ${done.join(', ')}` : ''}`,
   );
   if (pending.size > 0) io.line(`to run:      ${[...pending].join(', ')}`);
+  return snapshot;
 }
 
 function firstLine(text: string): string {

@@ -5,61 +5,97 @@ import type { CompiledGraph } from '../graph/compiled.js';
 import { labelsOf } from '../runtime/labels.js';
 import type { SqliteStore } from '../store/sqlite-store.js';
 import type { Io } from './io.js';
-import { loadGraph } from './load-graph.js';
 
 /** The label under which the CLI records a run's graph file, so later commands find it. */
 export const graphFileLabel = 'graphFile';
 
 /**
- * Opens the database named by --db (created with its directory when missing). The SQLite store
- * is loaded here, not at startup: better-sqlite3 is an optional peer dependency, and `validate`
- * and `graph` work without it.
+ * How a command uses the database: `create` (only `run`: the file and its directory are made
+ * when missing), or `existing` (every other command: nothing is ever created, and a missing
+ * file is said to be missing).
  */
-export async function openStore(io: Io): Promise<SqliteStore> {
+export type StoreUse = 'create' | 'existing';
+
+/**
+ * Opens the database named by --db. The SQLite store is loaded here, not at startup:
+ * `validate` and `graph` never load better-sqlite3.
+ * @throws WaymarkError `STORE_UNAVAILABLE` (better-sqlite3 missing or broken, a directory),
+ *   `STORE_CORRUPT` (not a waymark database), `STORE_VERSION_UNSUPPORTED`.
+ */
+export async function openStore(io: Io, use: StoreUse): Promise<SqliteStore> {
   let sqlite: typeof import('../store/sqlite-store.js');
   try {
     sqlite = await import('../store/sqlite-store.js');
   } catch (cause) {
+    const code = (cause as { code?: unknown }).code;
     const missing =
-      (cause as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' &&
-      String((cause as Error).message).includes('better-sqlite3');
+      (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') &&
+      String((cause as Error).message).includes("'better-sqlite3'");
     if (!missing) throw cause;
     throw new WaymarkError(
       'STORE_UNAVAILABLE',
-      'the waymark command keeps runs in SQLite, and better-sqlite3 is not installed: npm install better-sqlite3@12',
-      { retryable: false, cause },
+      'better-sqlite3 is not installed: the waymark command keeps its runs in SQLite through it',
+      {
+        retryable: false,
+        cause,
+        details: { path: resolve(io.flags.db), reason: 'driver-missing' },
+      },
     );
   }
-  return new sqlite.SqliteStore({ path: io.flags.db });
+  return new sqlite.SqliteStore({ path: io.flags.db, create: use === 'create' });
+}
+
+/** Whether the --db file exists (`:memory:` always does). */
+export function databaseExists(io: Io): boolean {
+  return io.flags.db === ':memory:' || existsSync(resolve(io.flags.db));
 }
 
 /**
  * The graph of a stored run: the file given with --graph, else the one the CLI recorded when
- * it started the run.
+ * it started the run. Loading it registers tsx: only commands that need the graph pay for it.
  * @throws WaymarkError `RUN_NOT_FOUND`, `USAGE_INVALID` (no graph file known),
  *   `GRAPH_FILE_INVALID`, `GRAPH_INVALID`.
  */
 export async function graphOfRun(
+  io: Io,
   store: SqliteStore,
   runId: string,
   override: string | undefined,
 ): Promise<CompiledGraph> {
+  const file = await graphFileOf(io, store, runId, override);
+  if (file === undefined) {
+    const run = await store.getRun(runId);
+    throw new WaymarkError(
+      'USAGE_INVALID',
+      `run "${runId}" (graph "${run?.graph}") was not started by the waymark command, so it records no graph file; name it with --graph <file>`,
+      { retryable: false, details: { reason: 'no-graph-file' } },
+    );
+  }
+  const { loadGraph } = await import('./load-graph.js');
+  return (await loadGraph(file)).graph;
+}
+
+/**
+ * The graph file of a stored run (--graph, else the recorded one), noted in `io.about` for the
+ * hints; undefined when the run records none.
+ * @throws WaymarkError `RUN_NOT_FOUND`.
+ */
+export async function graphFileOf(
+  io: Io,
+  store: SqliteStore,
+  runId: string,
+  override: string | undefined,
+): Promise<string | undefined> {
   const run = await store.getRun(runId);
   if (run === undefined) {
     throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}" in ${store.path}`, {
       retryable: false,
     });
   }
-  if (override !== undefined) return (await loadGraph(override)).graph;
-  const file = labelsOf(run)[graphFileLabel];
-  if (file === undefined) {
-    throw new WaymarkError(
-      'USAGE_INVALID',
-      `run "${runId}" (graph "${run.graph}") was not started by the waymark command, so it records no graph file; name it with --graph <file>`,
-      { retryable: false },
-    );
-  }
-  return (await loadGraph(file)).graph;
+  const file = override ?? labelsOf(run)[graphFileLabel];
+  if (file !== undefined) io.about.graphFile = file;
+  io.about.graphGiven = override !== undefined;
+  return file;
 }
 
 /**
@@ -71,18 +107,24 @@ export async function withRunStore<T>(
   runId: string,
   use: (store: SqliteStore) => Promise<T>,
 ): Promise<T> {
-  const path = resolve(io.flags.db);
-  if (io.flags.db !== ':memory:' && !existsSync(path)) {
-    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}": no database at ${path}`, {
-      retryable: false,
-    });
+  io.about.runId = runId;
+  if (!databaseExists(io)) {
+    throw new WaymarkError(
+      'RUN_NOT_FOUND',
+      `there is no run "${runId}": no database at ${resolve(io.flags.db)}`,
+      { retryable: false, details: { reason: 'no-database', path: resolve(io.flags.db) } },
+    );
   }
-  return withStore(io, use);
+  return withStore(io, 'existing', use);
 }
 
 /** Runs `use` with the store open, and closes it whatever happens. */
-export async function withStore<T>(io: Io, use: (store: SqliteStore) => Promise<T>): Promise<T> {
-  const store = await openStore(io);
+export async function withStore<T>(
+  io: Io,
+  storeUse: StoreUse,
+  use: (store: SqliteStore) => Promise<T>,
+): Promise<T> {
+  const store = await openStore(io, storeUse);
   try {
     return await use(store);
   } finally {

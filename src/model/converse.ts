@@ -1,15 +1,5 @@
-import {
-  APICallError,
-  generateText,
-  LoadAPIKeyError,
-  type ModelMessage,
-  NoObjectGeneratedError,
-  NoOutputGeneratedError,
-  Output,
-  RetryError,
-  stepCountIs,
-  type ToolSet,
-} from 'ai';
+import type * as Ai from 'ai';
+import type { ModelMessage, ToolSet } from 'ai';
 import type { z } from 'zod';
 import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
 import type { NodeContext } from '../graph/types.js';
@@ -19,7 +9,7 @@ import type { LanguageModelV3 } from './spec.js';
 /** One model conversation inside an attempt: model() has no tools, agent() has some. */
 export interface Conversation<O> {
   readonly ctx: NodeContext;
-  readonly model: Exclude<Parameters<typeof generateText>[0]['model'], string>;
+  readonly model: Exclude<Parameters<typeof Ai.generateText>[0]['model'], string>;
   readonly system: string | undefined;
   readonly messages: readonly ModelMessage[];
   readonly output: z.ZodType<O>;
@@ -42,6 +32,8 @@ export interface Conversation<O> {
  */
 export async function converse<O>(c: Conversation<O>): Promise<O> {
   const { ctx, meter } = c;
+  const ai = await loadAi();
+  const { generateText, NoObjectGeneratedError, NoOutputGeneratedError, Output, stepCountIs } = ai;
   let messages = [...c.messages];
   let turns = 0;
   let invalid = 0;
@@ -92,9 +84,9 @@ export async function converse<O>(c: Conversation<O>): Promise<O> {
       throw budgetError(ctx.node, { limit: 'node.maxTurns', max: c.maxTurns, spent: turns });
     }
     if (!NoObjectGeneratedError.isInstance(failure) && !NoOutputGeneratedError.isInstance(failure))
-      throw callError(failure, ctx, c.model);
+      throw callError(ai, failure, ctx, c.model);
     invalid++;
-    const reason = schemaReason(failure);
+    const reason = schemaReason(ai, failure);
     const text = NoObjectGeneratedError.isInstance(failure) ? failure.text : undefined;
     if (invalid >= c.maxAttempts) {
       throw new WaymarkError(
@@ -124,6 +116,27 @@ export async function converse<O>(c: Conversation<O>): Promise<O> {
   }
 }
 
+let sdk: Promise<typeof Ai> | undefined;
+
+/**
+ * The AI SDK, loaded at the first model call: `ai` is an optional peer, so waymark/model imports
+ * (and its scripted and record/replay helpers load) in a project that has not installed it.
+ * @throws WaymarkError `MODEL_PROVIDER_MISSING` when it is not installed.
+ */
+function loadAi(): Promise<typeof Ai> {
+  sdk ??= import('ai').catch((cause: unknown) => {
+    sdk = undefined;
+    const code = (cause as { code?: unknown }).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' || !String(cause).includes("'ai'")) throw cause;
+    throw new WaymarkError(
+      'MODEL_PROVIDER_MISSING',
+      'model nodes call their model through the AI SDK, and its package is not installed: npm install ai@6',
+      { retryable: false, cause },
+    );
+  });
+  return sdk;
+}
+
 // A node token budget caps the reply too: the model cannot usefully write more than is left.
 function outputLimit<O>(c: Conversation<O>, meter: Meter): { maxOutputTokens?: number } {
   const left = c.maxTokens === undefined ? undefined : Math.max(1, c.maxTokens - meter.tokens);
@@ -131,15 +144,16 @@ function outputLimit<O>(c: Conversation<O>, meter: Meter): { maxOutputTokens?: n
   return limit === undefined ? {} : { maxOutputTokens: limit };
 }
 
-function schemaReason(error: unknown): string {
-  if (NoOutputGeneratedError.isInstance(error)) return 'the reply held no JSON object';
+function schemaReason(ai: typeof Ai, error: unknown): string {
+  if (ai.NoOutputGeneratedError.isInstance(error)) return 'the reply held no JSON object';
   const cause = (error as { cause?: unknown }).cause;
   const message = cause instanceof Error ? cause.message : (error as Error).message;
   return message.replace(/\s+/g, ' ').trim();
 }
 
 /** A provider failure as a waymark error: transient when trying again may help. */
-function callError(error: unknown, ctx: NodeContext, model: unknown): unknown {
+function callError(ai: typeof Ai, error: unknown, ctx: NodeContext, model: unknown): unknown {
+  const { APICallError, LoadAPIKeyError, RetryError } = ai;
   // A cancelled run or a node timeout: the runtime reports that itself.
   if (ctx.signal.aborted || isWaymarkError(error)) return error;
   const last = RetryError.isInstance(error) ? error.lastError : error;

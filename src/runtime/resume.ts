@@ -11,6 +11,7 @@ import { migrationEvent } from './migrate.js';
 import { Orchestrator } from './orchestrator.js';
 import { defaultLeaseMs, takeRun } from './ownership.js';
 import { resultOf } from './result.js';
+import { resumability } from './resumability.js';
 import { checkOptions } from './run.js';
 import type { RunOptions, RunResult } from './run-types.js';
 import { traceOf } from './trace.js';
@@ -111,24 +112,28 @@ async function planResume(
   if (loaded === undefined) throw refuse('RUN_NOT_FOUND', `there is no run "${runId}"`);
   const snapshot = currentSnapshot(graph, loaded);
   const seq = loaded.run.seq;
-  if (snapshot.status === 'succeeded') return { snapshot, seq, events: [] };
-  if (snapshot.status === 'cancelled')
-    throw refuse(
-      'RUN_NOT_RESUMABLE',
-      `run "${runId}" was cancelled; a cancelled run stays cancelled`,
-    );
+  const now = (options.clock ?? systemClock).now();
+  // A new time limit makes a run past its deadline resumable again.
+  const verdict = resumability(snapshot, seq, options.timeoutMs === undefined ? now : -Infinity);
+  if (!verdict.resumable) {
+    if (verdict.reason === 'succeeded') return { snapshot, seq, events: [] };
+    const why =
+      verdict.reason === 'nothing-left' && 'error' in snapshot
+        ? `: ${snapshot.error.code} ${snapshot.error.message}`
+        : '';
+    const message =
+      verdict.reason === 'nothing-left'
+        ? `run "${runId}" has nothing left to run${why}`
+        : `run "${runId}" ${verdict.why.replace(/^it /, '')}`;
+    throw refuse('RUN_NOT_RESUMABLE', message);
+  }
   // Created, but its process died before the start was recorded: start it now.
   const neverStarted = seq === 0 && snapshot.status === 'running';
-  if (snapshot.pending.length === 0 && !neverStarted) {
-    const why = 'error' in snapshot ? `: ${snapshot.error.code} ${snapshot.error.message}` : '';
-    throw refuse('RUN_NOT_RESUMABLE', `run "${runId}" has nothing left to run${why}`);
-  }
   checkNodesExist(graph, snapshot);
   // Checked before anything else is decided, waiting runs included: an answer recorded for a
   // state the graph cannot read would never be applied.
   const migrated =
     snapshot.graph.stateVersion < graph.stateVersion ? migrationEvent(graph, snapshot) : undefined;
-  const now = (options.clock ?? systemClock).now();
   const owed = await resumeEvents(store, graph, snapshot, now);
   const pastDeadline = owed[0]?.type === 'deadline';
   const first: RunEvent[] = migrated === undefined ? [] : [migrated];
@@ -146,19 +151,9 @@ async function planResume(
       events: [...first, renewed, ...owed.filter((e) => e.type !== 'deadline')],
     };
   }
-  if (pastDeadline) {
-    // A run that stopped on its own (failed, timed out) and is past its deadline would only time
-    // out again: the person resuming it gives it a new time limit.
-    if (snapshot.status === 'failed' || snapshot.status === 'timed_out') {
-      const at = new Date(snapshot.limits.deadlineAt!).toISOString();
-      throw refuse(
-        'RUN_NOT_RESUMABLE',
-        `run "${runId}" is past its deadline (${at}); resume it with a new time limit (timeoutMs) to continue`,
-      );
-    }
-    // A run that was interrupted or waiting when its time ran out times out now.
-    return { snapshot, seq, events: [...first, { type: 'deadline' }] };
-  }
+  // A run that was interrupted or waiting when its time ran out times out now (one that stopped
+  // on its own past its deadline was refused above: it needs a new time limit).
+  if (pastDeadline) return { snapshot, seq, events: [...first, { type: 'deadline' }] };
   const raise = options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps };
   if (snapshot.status === 'waiting') {
     // Still waiting for a person, and nothing to change: nothing to do, and nothing is written.

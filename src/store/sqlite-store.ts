@@ -1,6 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import { resolve } from 'node:path';
+import type Database from 'better-sqlite3';
 import { WaymarkError } from '../error/waymark-error.js';
 import { leaseLost, runOwned, takeLease } from './internal/leases.js';
 import {
@@ -24,6 +23,7 @@ import {
   unavailable,
   unreadableFile,
 } from './internal/sqlite-errors.js';
+import { openFile, ownSchemaOrNone } from './internal/sqlite-open.js';
 import { leaseLostMessage, refusedMessage, statements } from './internal/sqlite-sql.js';
 import { waitClosed } from './internal/waits.js';
 import type {
@@ -69,6 +69,12 @@ export interface SqliteStoreOptions {
    * file lives on this machine, so every process sharing it reads the same clock.
    */
   readonly now?: () => number;
+  /**
+   * Whether a missing file is created (with its directory) and given waymark's schema. Default
+   * `true`. With `false` only an existing waymark database opens and nothing is created: a
+   * missing file is `STORE_UNAVAILABLE`, a file without waymark's schema `STORE_CORRUPT`.
+   */
+  readonly create?: boolean;
 }
 
 /** The SQLite settings in force on a store's connection, as SQLite reports them. */
@@ -139,10 +145,11 @@ export class SqliteStore implements Store {
   /**
    * Opens (creating if needed) the file and brings its schema up to date.
    *
-   * @throws WaymarkError `STORE_CORRUPT` if the file is not a SQLite database;
-   *   `STORE_VERSION_UNSUPPORTED` if its schema is newer than this waymark; `OPTIONS_INVALID`
-   *   for an argument that is neither a path nor an options object, an empty or non-string
-   *   `path`, or an unknown `synchronous` value.
+   * @throws WaymarkError `STORE_CORRUPT` if the file is not a waymark database (not SQLite, or
+   *   another application's tables); `STORE_VERSION_UNSUPPORTED` if its schema is newer than
+   *   this waymark; `STORE_UNAVAILABLE` if it cannot be opened (a directory, no permission, the
+   *   driver's native module missing); `OPTIONS_INVALID` for an argument that is neither a path
+   *   nor an options object, an empty or non-string `path`, or an unknown `synchronous` value.
    * @example
    * new SqliteStore('var/runs.db'); // the same as new SqliteStore({ path: 'var/runs.db' })
    */
@@ -167,9 +174,11 @@ export class SqliteStore implements Store {
     this.#now = options.now ?? Date.now;
     const path = options.path ?? defaultSqlitePath;
     this.path = path === ':memory:' ? path : resolve(path);
-    if (this.path !== ':memory:') mkdirSync(dirname(this.path), { recursive: true });
-    const db = new Database(this.path, { timeout: busyTimeoutMs });
+    const create = options.create ?? true;
+    const db = openFile(this.path, create, busyTimeoutMs);
     try {
+      // Before any pragma: WAL mode would be written into another application's file.
+      ownSchemaOrNone(db, this.path, create);
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
       db.pragma('foreign_keys = ON');

@@ -59,7 +59,8 @@ describe.concurrent('errors', { timeout: testTimeoutMs }, () => {
     expectError(out, 'USAGE_INVALID');
     expect(out.errLines).toEqual([
       "error USAGE_INVALID: unknown command 'frobnicate'",
-      'hint: see `waymark <command> --help` for the arguments and an example',
+      // A hint names a command that can be run as printed: the list of commands.
+      'hint: `waymark --help` lists the commands',
     ]);
     expect(out.stdout).toBe('');
   });

@@ -1,15 +1,7 @@
 // `waymark ls`, `show`, `trace` and `graph --run`: reading runs back from the database. They run
 // nothing, so the tests share one database holding a run that waits and a run that failed.
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  expectError,
-  expectExit,
-  fixture,
-  jsonLines,
-  jsonOf,
-  sandbox,
-  testTimeoutMs,
-} from './support.js';
+import { expectError, expectExit, fixture, jsonOf, sandbox, testTimeoutMs } from './support.js';
 
 const box = sandbox();
 const review = fixture('review.ts');
@@ -37,20 +29,21 @@ describe.concurrent('waymark ls', { timeout: testTimeoutMs }, () => {
     );
   });
 
-  it('--status filters, and --json prints one array', async () => {
+  it('--status filters, and --json prints one line of type "runs"', async () => {
     const out = await box.waymark(['--json', 'ls', '--status', 'waiting']);
     expectExit(out, 0);
-    expect(jsonLines(out)).toEqual([
-      [
-        {
-          id: 'w',
-          graph: 'review',
-          status: 'waiting',
-          seq: expect.any(Number),
-          createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-          updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-        },
-      ],
+    expect(jsonOf(out, 'runs').runs).toEqual([
+      {
+        runId: 'w',
+        graph: 'review',
+        status: 'waiting',
+        // It stopped waiting: the process that ran it gave its lease up.
+        live: null,
+        lease: expect.objectContaining({ live: false, expiresAt: null, epoch: 1 }),
+        seq: expect.any(Number),
+        createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
     ]);
   });
 
@@ -84,11 +77,13 @@ describe.concurrent('waymark show', { timeout: testTimeoutMs }, () => {
         'error',
         'errors',
         'graph',
-        'id',
+        'lease',
         'limits',
+        'live',
         'path',
         'pending',
         'quarantine',
+        'runId',
         'spent',
         'state',
         'status',
@@ -99,7 +94,7 @@ describe.concurrent('waymark show', { timeout: testTimeoutMs }, () => {
       ].sort(),
     );
     expect(run).toMatchObject({
-      id: 'f',
+      runId: 'f',
       graph: { name: 'flaky', version: 1, hash: expect.stringMatching(/^\w{64}$/) },
       status: 'failed',
       steps: 1,

@@ -29,7 +29,8 @@ describe.concurrent('waymark run', { timeout: testTimeoutMs }, () => {
     expect(out.stdout).toMatch(
       /waiting: +review asks "Publish "Hello \(0 note\(s\) applied\)"\?" \(request \S+\/review:1\)/,
     );
-    expect(out.stdout).toContain('next:        waymark answer');
+    // A yes-no question: the next command answers it as printed (test/cli/hints.test.ts runs it).
+    expect(out.stdout).toContain(`next:        waymark approve`);
     expect(out.stderr).toBe('');
   });
 
@@ -47,9 +48,15 @@ describe.concurrent('waymark run', { timeout: testTimeoutMs }, () => {
     ]);
     expectExit(out, 3);
     const values = jsonLines(out) as JsonLine[];
-    expect(values.map((v) => v.type)).toEqual(['attempt-started', 'attempt-ended', 'result']);
-    expect(values[0]).toMatchObject({ activation: 'draft:1', attempt: 1 });
-    expect(values[1]).toMatchObject({ node: 'draft', activation: 'draft:1', status: 'succeeded' });
+    expect(values.map((v) => v.type)).toEqual([
+      'run-started',
+      'attempt-started',
+      'attempt-ended',
+      'result',
+    ]);
+    expect(values[0]).toEqual({ type: 'run-started', runId: 'r-1', graph: 'review', db: box.db });
+    expect(values[1]).toMatchObject({ activation: 'draft:1', attempt: 1 });
+    expect(values[2]).toMatchObject({ node: 'draft', activation: 'draft:1', status: 'succeeded' });
     const result = jsonOf(out, 'result');
     expect(Object.keys(result).sort()).toEqual([
       'db',
@@ -73,6 +80,7 @@ describe.concurrent('waymark run', { timeout: testTimeoutMs }, () => {
         node: 'review',
         prompt: 'Publish "Hello (0 note(s) applied)"?',
         schema: expect.objectContaining({ type: 'object', required: ['approved'] }),
+        openedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       },
     ]);
   });
@@ -102,8 +110,8 @@ describe.concurrent('waymark run', { timeout: testTimeoutMs }, () => {
     ]);
     expectExit(out, 3);
     const values = jsonLines(out) as JsonLine[];
-    expect(values.map((v) => v.type)).toEqual(['attempt-ended', 'result']);
-    expect(values[0]).toMatchObject({ activation: 'draft:1', reused: true });
+    expect(values.map((v) => v.type)).toEqual(['run-started', 'attempt-ended', 'result']);
+    expect(values[1]).toMatchObject({ activation: 'draft:1', reused: true });
     // The same --run-id twice is refused, and the first run is left alone.
     const again = await box.waymark([
       'run',
@@ -116,13 +124,28 @@ describe.concurrent('waymark run', { timeout: testTimeoutMs }, () => {
     expectError(again, 'RUN_EXISTS');
   });
 
+  it('--reuse with no input starts from the input of the run it reuses: a fixed graph redoes the same work', async () => {
+    const box = sandbox();
+    expectExit(
+      await box.waymark(['run', review, '--input', '{"title":"Kept"}', '--run-id', 'a']),
+      3,
+    );
+    const out = await box.waymark(['--json', 'run', review, '--reuse', 'a', '--run-id', 'b']);
+    expectExit(out, 3);
+    const values = jsonLines(out) as JsonLine[];
+    expect(values[1]).toMatchObject({ activation: 'draft:1', reused: true });
+    expect(jsonOf(out, 'result').waits).toEqual([
+      expect.objectContaining({ prompt: 'Publish "Kept (0 note(s) applied)"?' }),
+    ]);
+  });
+
   it('refuses input that does not match the state schema (INPUT_INVALID, exit 2) and records nothing', async () => {
     const box = sandbox();
     const out = await box.waymark(['--json', 'run', review, '--input', '{"title":""}']);
     const error = expectJsonError(out, 'INPUT_INVALID');
     expect(error.details).toEqual([expect.objectContaining({ path: ['title'] })]);
     const ls = await box.waymark(['--json', 'ls']);
-    expect(jsonLines(ls)).toEqual([[]]);
+    expect(jsonLines(ls)).toEqual([{ type: 'runs', db: box.db, runs: [] }]);
   });
 
   it('refuses input that is not JSON (USAGE_INVALID, exit 2)', async () => {
@@ -214,7 +237,8 @@ describe.concurrent('waymark resume', { timeout: testTimeoutMs }, () => {
 
   it('refuses an unknown run id: RUN_NOT_FOUND, exit 2, and --json says the same', async () => {
     const box = sandbox();
-    expectExit(await box.waymark(['ls']), 0); // the database exists, without that run
+    // The database exists, without that run (`ls` never creates one: a run does).
+    expectExit(await box.waymark(['run', review, '--input', '{"title":"x"}']), 3);
     const out = await box.waymark(['resume', 'nope']);
     expectError(out, 'RUN_NOT_FOUND');
     expect(out.errLines[0]).toBe(`error RUN_NOT_FOUND: there is no run "nope" in ${box.db}`);

@@ -68,6 +68,7 @@ describe.concurrent('waymark answer', { timeout: testTimeoutMs }, () => {
       node: 'review',
       answer: { approved: true },
       by: 'ed',
+      answeredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
     expect(values[1]).toMatchObject({
       type: 'resuming',
@@ -109,7 +110,8 @@ describe.concurrent('waymark answer', { timeout: testTimeoutMs }, () => {
     expectExit(recorded, 0);
     expect(recorded.lines).toEqual([
       'recorded the answer to rate (request a/rate:1) by al',
-      'next: waymark resume a',
+      // --db was given, so the next command names it too: it runs as printed.
+      `next: waymark resume a --db ${box.db}`,
     ]);
     const before = await show(box, 'a');
     expect(before.status).toBe('waiting');

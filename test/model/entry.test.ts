@@ -19,9 +19,11 @@ it('only waymark/model loads the AI SDK: no file outside src/model imports ai or
 
 it('waymark/model is its own export, and the AI SDK packages are optional peers', () => {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  // `default` lets a CommonJS file require() it too (Node.js >= 20.19 loads ES modules so).
   expect(pkg.exports['./model']).toEqual({
     types: './dist/model/index.d.ts',
     import: './dist/model/index.js',
+    default: './dist/model/index.js',
   });
   for (const name of ['ai', '@ai-sdk/openai', '@ai-sdk/anthropic', '@ai-sdk/openai-compatible']) {
     expect(pkg.peerDependenciesMeta[name]).toEqual({ optional: true });

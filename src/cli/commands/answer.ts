@@ -1,15 +1,17 @@
-import type { Command } from 'commander';
 import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
-import { answer } from '../../runtime/answer.js';
-import { resume } from '../../runtime/resume.js';
+import { answer as recordAnswer } from '../../runtime/answer.js';
+import { loadTrace } from '../../runtime/history.js';
 import type { SqliteStore } from '../../store/sqlite-store.js';
 import type { WaitRecord } from '../../store/store.js';
-import { exitCode } from '../exit.js';
+import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
-import { withProgress } from '../progress.js';
-import { explainResume, reportRun, waitView } from '../report.js';
+import { commandLine, whatWorks } from '../next.js';
+import { waitView, yesNoShape } from '../report.js';
 import { graphOfRun, parseJson, withRunStore } from '../session.js';
+import { readStoredRun, storedJson } from '../stored-run.js';
+import { iso } from '../time.js';
+import { resumeRun } from './run.js';
 
 interface AnswerFlags {
   readonly request?: string;
@@ -20,60 +22,20 @@ interface AnswerFlags {
   readonly graph?: string;
 }
 
-/** `answer`, and `approve` / `reject` for yes-no questions. */
-export function answerCommands(program: Command, io: () => Io, done: (code: number) => void) {
-  const common = (command: Command) =>
-    command
-      .argument('<run-id>')
-      .option('--request <id>', 'which wait to answer (default: the run has exactly one open)')
-      .option('--by <who>', 'who answers: recorded with the answer', defaultAnswerer())
-      .option('--no-resume', 'record the answer only; continue later with `waymark resume`')
-      .option('--graph <graph-file>', 'the graph file (default: the one the run was started with)');
+/** `waymark answer <run-id> --value <json>`: records the answer, then continues the run. */
+export async function answer(out: Io, runId: string, flags: AnswerFlags): Promise<number> {
+  const value = parseJson(flags.value!, '--value');
+  return answerAndContinue(out, runId, flags, () => value);
+}
 
-  common(
-    program
-      .command('answer')
-      .description('answer a run that waits for a person, then continue it')
-      .requiredOption('--value <json>', "the answer, as JSON matching the wait's schema"),
-  )
-    .addHelpText(
-      'after',
-      `
-The answer is checked against the wait's schema and recorded once; a second answer is refused.
+/** `waymark approve <run-id>`: yes to a yes-no question. */
+export async function approve(out: Io, runId: string, flags: AnswerFlags): Promise<number> {
+  return answerAndContinue(out, runId, flags, (wait) => yesNo(wait, true, flags.note));
+}
 
-Example:
-  $ waymark answer 3f1c9a2e-... --value '{"approved":false,"note":"the pricing line is wrong"}'`,
-    )
-    .action(async (runId: string, flags: AnswerFlags) => {
-      const value = parseJson(flags.value!, '--value');
-      done(await answerAndContinue(io(), runId, flags, () => value));
-    });
-
-  for (const [name, approved] of [
-    ['approve', true],
-    ['reject', false],
-  ] as const) {
-    common(
-      program
-        .command(name)
-        .description(`${name} a yes-no question a run waits on, then continue it`)
-        .option('--note <text>', 'a note for the answer (where the schema has a `note` field)'),
-    )
-      .addHelpText(
-        'after',
-        `
-Works for a wait whose answer is a boolean, or an object with an \`approved\` boolean (and an
-optional \`note\`).
-
-Example:
-  $ waymark ${name} 3f1c9a2e-...${approved ? '' : ' --note "the second section misstates the pricing change"'}`,
-      )
-      .action(async (runId: string, flags: AnswerFlags) => {
-        done(
-          await answerAndContinue(io(), runId, flags, (wait) => yesNo(wait, approved, flags.note)),
-        );
-      });
-  }
+/** `waymark reject <run-id>`: no to a yes-no question, with an optional note. */
+export async function reject(out: Io, runId: string, flags: AnswerFlags): Promise<number> {
+  return answerAndContinue(out, runId, flags, (wait) => yesNo(wait, false, flags.note));
 }
 
 async function answerAndContinue(
@@ -83,17 +45,18 @@ async function answerAndContinue(
   valueFor: (wait: WaitRecord) => unknown,
 ): Promise<number> {
   return withRunStore(out, runId, async (store) => {
-    const graph = await graphOfRun(store, runId, flags.graph);
+    const graph = await graphOfRun(out, store, runId, flags.graph);
     const wait = await pickWait(store, runId, flags.request);
     // answer() would record it, and the resume after it would then refuse: refuse first.
     if ((await store.getRun(runId))?.status === 'cancelled') {
+      await noteWhatWorks(out, store, runId);
       throw new WaymarkError(
         'RUN_NOT_RESUMABLE',
         `run "${runId}" was cancelled; its waits take no answers`,
         { retryable: false },
       );
     }
-    const recorded = await answer(store, runId, wait.requestId, valueFor(wait), {
+    const recorded = await recordAnswer(store, runId, wait.requestId, valueFor(wait), {
       by: flags.by,
       graph: graph as CompiledGraph<never, never>,
     });
@@ -102,20 +65,26 @@ async function answerAndContinue(
       runId,
       requestId: recorded.requestId,
       node: recorded.node,
-      answer: JSON.parse(recorded.answer!),
+      answer: storedJson(recorded.answer!, runId, `the answer to wait "${recorded.requestId}"`),
       by: recorded.answeredBy,
+      answeredAt: iso(recorded.answeredAt!),
     });
     out.line(
       `recorded the answer to ${recorded.node} (request ${recorded.requestId}) by ${recorded.answeredBy}`,
     );
     if (!flags.resume) {
-      out.line(out.c.dim(`next: waymark resume ${runId}`));
+      out.line(out.c.dim(`next: ${commandLine(out, ['resume', runId])}`));
       return exitCode.succeeded;
     }
-    await explainResume(out, store, graph, runId);
-    const result = await withProgress(out, (live) => resume(store, graph, runId, live));
-    return reportRun(out, store, result);
+    return resumeRun(out, store, graph, runId);
   });
+}
+
+/** For a run that cannot go on: the commands that work instead, for the hint. */
+async function noteWhatWorks(out: Io, store: SqliteStore, runId: string): Promise<void> {
+  const { snapshot } = await readStoredRun(store, runId);
+  if (snapshot === undefined) return;
+  out.about.next = whatWorks(out, runId, snapshot, (await loadTrace(store, runId)).entries);
 }
 
 /** The wait named by --request, or the run's only open one. */
@@ -154,11 +123,8 @@ async function pickWait(store: SqliteStore, runId: string, request: string | und
 
 /** The answer to a yes-no wait, shaped by its stored JSON Schema. */
 function yesNo(wait: WaitRecord, approved: boolean, note: string | undefined): unknown {
-  const schema = waitView(wait).schema as {
-    type?: string;
-    properties?: Record<string, unknown>;
-  } | null;
-  if (schema?.type === 'boolean') {
+  const shape = yesNoShape(waitView(wait).schema);
+  if (shape?.shape === 'boolean') {
     if (note !== undefined) {
       throw new WaymarkError(
         'USAGE_INVALID',
@@ -168,8 +134,8 @@ function yesNo(wait: WaitRecord, approved: boolean, note: string | undefined): u
     }
     return approved;
   }
-  if (schema?.type === 'object' && schema.properties?.approved !== undefined) {
-    if (note !== undefined && schema.properties.note === undefined) {
+  if (shape?.shape === 'object') {
+    if (note !== undefined && !shape.note) {
       throw new WaymarkError(
         'USAGE_INVALID',
         `the answer to "${wait.node}" has no \`note\` field for --note`,
@@ -183,8 +149,4 @@ function yesNo(wait: WaitRecord, approved: boolean, note: string | undefined): u
     `"${wait.node}" does not ask a yes-no question (its answer is not a boolean or an object with \`approved\`); use \`waymark answer --value <json>\``,
     { retryable: false },
   );
-}
-
-function defaultAnswerer(): string {
-  return process.env.USER ?? process.env.USERNAME ?? 'cli';
 }

@@ -1,58 +1,47 @@
-import type { Command } from 'commander';
 import { WaymarkError } from '../../error/waymark-error.js';
 import { type RunOverlay, renderGraph } from '../../graph/render.js';
 import { inspect } from '../../runtime/inspect.js';
-import { exitCode } from '../exit.js';
+import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { loadGraph } from '../load-graph.js';
 import { withRunStore } from '../session.js';
 
-export function graphCommand(program: Command, io: () => Io, done: (code: number) => void) {
-  program
-    .command('graph')
-    .description('render a graph file as Mermaid or DOT; with --run, mark the path a run took')
-    .argument('<graph-file>', 'a .ts or .js module whose default export is a graph')
-    .option('--format <format>', 'mermaid or dot', 'mermaid')
-    .option('--run <run-id>', 'mark the path taken, the count per node and where the run stopped')
-    .addHelpText(
-      'after',
-      `
-Example:
-  $ waymark graph examples/changelog-post/graph.ts --format dot | dot -Tsvg > graph.svg
-  $ waymark graph examples/changelog-post/graph.ts --run 3f1c9a2e-...`,
-    )
-    .action(async (file: string, flags: { format: string; run?: string }) => {
-      const out = io();
-      const format = flags.format;
-      if (format !== 'mermaid' && format !== 'dot') {
-        throw new WaymarkError('USAGE_INVALID', `--format ${format}: use mermaid or dot`, {
-          retryable: false,
-        });
-      }
-      const { graph } = await loadGraph(file);
-      let overlay: RunOverlay | undefined;
-      if (flags.run !== undefined) {
-        const runId = flags.run;
-        const view = await withRunStore(out, runId, (store) => inspect(store, graph, runId));
-        const counts: Record<string, number> = {};
-        const seen = new Set<string>();
-        for (const entry of view.trace.entries) {
-          if (seen.has(entry.activation)) continue;
-          seen.add(entry.activation);
-          counts[entry.node] = (counts[entry.node] ?? 0) + 1;
-        }
-        const stopped = view.snapshot.status !== 'succeeded';
-        overlay = {
-          counts,
-          path: view.trace.path,
-          status: view.snapshot.status,
-          ...(stopped && { stoppedAt: [...new Set(view.snapshot.pending.map((a) => a.node))] }),
-        };
-      }
-      const text = renderGraph(graph.def, { format, ...(overlay && { run: overlay }) });
-      // The rendering is the output, so it is printed even with --quiet; --json wraps it.
-      out.json({ type: 'graph', graph: graph.name, format, text });
-      out.essential(text);
-      done(exitCode.succeeded);
+/** `waymark graph <graph-file>`: Mermaid or DOT, with a run's path over it. */
+export async function render(
+  out: Io,
+  file: string,
+  flags: { readonly format: string; readonly run?: string },
+): Promise<number> {
+  const format = flags.format;
+  if (format !== 'mermaid' && format !== 'dot') {
+    throw new WaymarkError('USAGE_INVALID', `--format ${format}: use mermaid or dot`, {
+      retryable: false,
     });
+  }
+  out.about.graphFile = file;
+  const { graph } = await loadGraph(file);
+  let overlay: RunOverlay | undefined;
+  if (flags.run !== undefined) {
+    const runId = flags.run;
+    const view = await withRunStore(out, runId, (store) => inspect(store, graph, runId));
+    const counts: Record<string, number> = {};
+    const seen = new Set<string>();
+    for (const entry of view.trace.entries) {
+      if (seen.has(entry.activation)) continue;
+      seen.add(entry.activation);
+      counts[entry.node] = (counts[entry.node] ?? 0) + 1;
+    }
+    const stopped = view.snapshot.status !== 'succeeded';
+    overlay = {
+      counts,
+      path: view.trace.path,
+      status: view.snapshot.status,
+      ...(stopped && { stoppedAt: [...new Set(view.snapshot.pending.map((a) => a.node))] }),
+    };
+  }
+  const text = renderGraph(graph.def, { format, ...(overlay && { run: overlay }) });
+  // The rendering is the output, so it is printed even with --quiet; --json wraps it.
+  out.json({ type: 'graph', graph: graph.name, format, text });
+  out.essential(text);
+  return exitCode.succeeded;
 }

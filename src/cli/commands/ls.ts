@@ -1,63 +1,79 @@
-import type { Command } from 'commander';
+import { resolve } from 'node:path';
 import { WaymarkError } from '../../error/waymark-error.js';
-import { type StoredStatus, storedStatuses } from '../../store/store.js';
-import { exitCode } from '../exit.js';
+import { type RunRecord, type StoredStatus, storedStatuses } from '../../store/store.js';
+import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
-import { withStore } from '../session.js';
+import { isDriven, leaseJson, statusLabel } from '../liveness.js';
+import { databaseExists, withStore } from '../session.js';
+import { iso } from '../time.js';
 
 const statuses: readonly StoredStatus[] = storedStatuses;
 
-export function lsCommand(program: Command, io: () => Io, done: (code: number) => void) {
-  program
-    .command('ls')
-    .description('list the runs in the database, newest first')
-    .option('--status <status>', `only runs with this status (${statuses.join(', ')})`)
-    .option('--graph <name>', 'only runs of the graph with this name')
-    .option('--limit <n>', 'at most this many runs', '50')
-    .addHelpText('after', '\nExample:\n  $ waymark ls --status waiting')
-    .action(async (flags: { status?: string; graph?: string; limit: string }) => {
-      const out = io();
-      const status = flags.status;
-      if (status !== undefined && !statuses.includes(status as StoredStatus)) {
-        throw new WaymarkError(
-          'USAGE_INVALID',
-          `--status ${status} is not a run status; use one of ${statuses.join(', ')}`,
-          { retryable: false },
-        );
-      }
-      const limit = Number(flags.limit);
-      if (!Number.isInteger(limit) || limit < 1) {
-        throw new WaymarkError(
-          'USAGE_INVALID',
-          `--limit ${flags.limit} must be a whole number >= 1`,
-          {
-            retryable: false,
-          },
-        );
-      }
-      const runs = await withStore(out, (store) =>
-        store.listRuns({
-          ...(status !== undefined && { status: status as StoredStatus }),
-          ...(flags.graph !== undefined && { graph: flags.graph }),
-          limit,
-        }),
-      );
-      out.json(
-        runs.map((r) => ({
-          id: r.id,
-          graph: r.graph,
-          status: r.status,
-          seq: r.seq,
-          createdAt: new Date(r.createdAt).toISOString(),
-          updatedAt: new Date(r.updatedAt).toISOString(),
-        })),
-      );
-      if (runs.length === 0) out.line('no runs');
-      for (const r of runs) {
-        out.line(
-          `${r.id}  ${r.status.padEnd(9)}  ${r.graph.padEnd(16)}  ${String(r.seq).padStart(5)} events  ${new Date(r.updatedAt).toISOString()}`,
-        );
-      }
-      done(exitCode.succeeded);
+/** `waymark ls`: the runs in the database, newest first. Never creates a database. */
+export async function ls(
+  out: Io,
+  flags: { readonly status?: string; readonly graph?: string; readonly limit: string },
+): Promise<number> {
+  const status = flags.status;
+  if (status !== undefined && !statuses.includes(status as StoredStatus)) {
+    throw new WaymarkError(
+      'USAGE_INVALID',
+      `--status ${status} is not a run status; use one of ${statuses.join(', ')}`,
+      { retryable: false },
+    );
+  }
+  const limit = Number(flags.limit);
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw new WaymarkError('USAGE_INVALID', `--limit ${flags.limit} must be a whole number >= 1`, {
+      retryable: false,
     });
+  }
+  const db = resolve(out.flags.db);
+  // Listing never creates a database. A --db that names no file is a mistyped path; the
+  // default one simply has no runs yet.
+  if (!databaseExists(out)) {
+    if (out.dbGiven) {
+      throw new WaymarkError(
+        'USAGE_INVALID',
+        `--db ${out.flags.db}: there is no database at ${db}`,
+        {
+          retryable: false,
+          details: { reason: 'no-database', path: db },
+        },
+      );
+    }
+    out.json({ type: 'runs', db, runs: [] });
+    out.line(`no runs (no database at ${db} yet)`);
+    return exitCode.succeeded;
+  }
+  const runs = await withStore(out, 'existing', (store) =>
+    store.listRuns({
+      ...(status !== undefined && { status: status as StoredStatus }),
+      ...(flags.graph !== undefined && { graph: flags.graph }),
+      limit,
+    }),
+  );
+  out.json({ type: 'runs', db, runs: runs.map(summary) });
+  if (runs.length === 0) out.line('no runs');
+  for (const r of runs) {
+    out.line(
+      `${r.id}  ${statusLabel(r).padEnd(11)}  ${r.graph.padEnd(16)}  ${String(r.seq).padStart(5)} events  ${iso(r.updatedAt)}`,
+    );
+  }
+  return exitCode.succeeded;
+}
+
+/** A run as `ls --json` lists it. */
+function summary(r: RunRecord) {
+  return {
+    runId: r.id,
+    graph: r.graph,
+    status: r.status,
+    // A running run nobody drives is interrupted: its process is gone.
+    live: r.status === 'running' ? isDriven(r) : null,
+    lease: leaseJson(r.lease),
+    seq: r.seq,
+    createdAt: iso(r.createdAt),
+    updatedAt: iso(r.updatedAt),
+  };
 }

@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
-import type { Command } from 'commander';
-import { WaymarkError } from '../../error/waymark-error.js';
+import { isWaymarkError, WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Budget } from '../../graph/types.js';
-import { resume } from '../../runtime/resume.js';
-import { run } from '../../runtime/run.js';
+import { loadTrace } from '../../runtime/history.js';
+import { resume as resumeStored } from '../../runtime/resume.js';
+import { run as startRun } from '../../runtime/run.js';
+import type { SqliteStore } from '../../store/sqlite-store.js';
 import type { Io } from '../io.js';
 import { loadGraph } from '../load-graph.js';
+import { whatWorks } from '../next.js';
 import { withProgress } from '../progress.js';
 import { explainResume, reportRun } from '../report.js';
 import { graphFileLabel, graphOfRun, parseJson, withRunStore, withStore } from '../session.js';
@@ -21,83 +23,77 @@ interface RunFlags {
   readonly maxCost?: string;
 }
 
-export function runCommands(program: Command, io: () => Io, done: (code: number) => void) {
-  program
-    .command('run')
-    .description('start a run of a graph file, checkpointing every step into the database')
-    .argument('<graph-file>', 'a .ts or .js module whose default export is a graph')
-    .option('--input <json>', 'the run input, as JSON (default {})')
-    .option('--input-file <path>', 'read the run input from a JSON file')
-    .option('--run-id <id>', 'the new run id (default: a fresh UUID)')
-    .option(
-      '--reuse <run-id>',
-      'reuse the recorded output of every step whose inputs match this run',
-    )
-    .option(
-      '--model <provider:model-id>',
-      'the model every model node uses, e.g. openai:gpt-4o-mini',
-    )
-    .option('--max-tokens <n>', 'most model tokens the whole run may spend')
-    .option('--max-cost <usd>', 'most model cost, in US dollars, the whole run may spend')
-    .addHelpText(
-      'after',
-      `
-Example:
-  $ waymark run examples/changelog-post/graph.ts --input '{"version":"2.4.0"}'
-  $ waymark run examples/resilience-audit/graph.ts --model openai:gpt-4o-mini --max-cost 0.50
-
-Exit code: 0 succeeded, 3 waiting for an answer, 1 failed, timed out or cancelled, 2 bad usage or input.`,
-    )
-    .action(async (file: string, flags: RunFlags) => {
-      const out = io();
-      const input = readInput(flags);
-      const { graph, path } = await loadGraph(file);
-      const budget = budgetOf(flags);
-      announceModels(out, graph, flags.model);
-      done(
-        await withStore(out, async (store) => {
-          const result = await withProgress(out, (live) =>
-            run(graph, input as never, {
-              store,
-              ...(flags.runId !== undefined && { runId: flags.runId }),
-              ...(flags.reuse !== undefined && { reuseFrom: flags.reuse }),
-              ...(flags.model !== undefined && { model: flags.model }),
-              ...(budget !== undefined && { budget }),
-              labels: { [graphFileLabel]: path },
-              ...live,
-            }),
-          );
-          return reportRun(out, store, result);
+/** `waymark run <graph-file>`: a new run, announced as it starts, with live progress. */
+export async function run(out: Io, file: string, flags: RunFlags): Promise<number> {
+  out.about.graphFile = file;
+  const given = readInput(flags);
+  const { graph, path } = await loadGraph(file);
+  out.about.graphFile = path;
+  const budget = budgetOf(flags);
+  announceModels(out, graph, flags.model);
+  const runId = flags.runId ?? crypto.randomUUID();
+  return withStore(out, 'create', async (store) => {
+    const input = given ?? (await inputOf(store, flags.reuse));
+    out.about.runId = runId;
+    const result = await withProgress(
+      out,
+      runId,
+      (live) =>
+        startRun(graph, input as never, {
+          store,
+          runId,
+          ...(flags.reuse !== undefined && { reuseFrom: flags.reuse }),
+          ...(flags.model !== undefined && { model: flags.model }),
+          ...(budget !== undefined && { budget }),
+          labels: { [graphFileLabel]: path },
+          ...live,
         }),
-      );
-    });
-
-  program
-    .command('resume')
-    .description('continue a run that failed, waits for an answer, or was interrupted')
-    .argument('<run-id>')
-    .option('--graph <graph-file>', 'the graph file (default: the one the run was started with)')
-    .addHelpText(
-      'after',
-      `
-Only the activations that did not complete run again; everything before is read back.
-
-Example:
-  $ waymark resume 3f1c9a2e-...`,
-    )
-    .action(async (runId: string, flags: { graph?: string }) => {
-      const out = io();
-      done(
-        await withRunStore(out, runId, async (store) => {
-          const graph = await graphOfRun(store, runId, flags.graph);
-          await explainResume(out, store, graph, runId);
-          const result = await withProgress(out, (live) => resume(store, graph, runId, live));
-          return reportRun(out, store, result);
-        }),
-      );
-    });
+      () => {
+        out.json({ type: 'run-started', runId, graph: graph.name, db: store.path });
+        out.line(`run ${out.c.bold(runId)} of graph "${graph.name}", checkpoints in ${store.path}`);
+      },
+    );
+    return reportRun(out, store, result);
+  });
 }
 
+/** `waymark resume <run-id>`: only what did not complete runs again. */
+export async function resume(
+  out: Io,
+  runId: string,
+  flags: { readonly graph?: string },
+): Promise<number> {
+  return withRunStore(out, runId, async (store) => {
+    const graph = await graphOfRun(out, store, runId, flags.graph);
+    return resumeRun(out, store, graph, runId);
+  });
+}
+
+/**
+ * Continues a run with live progress, saying first what is read back and what will run. When
+ * `resume()` refuses (RUN_NOT_RESUMABLE), the hint names what works instead.
+ */
+export async function resumeRun(
+  out: Io,
+  store: SqliteStore,
+  graph: CompiledGraph,
+  runId: string,
+): Promise<number> {
+  const snapshot = await explainResume(out, store, graph, runId);
+  try {
+    const result = await withProgress(out, runId, (live) =>
+      resumeStored(store, graph, runId, live),
+    );
+    return await reportRun(out, store, result);
+  } catch (error) {
+    if (isWaymarkError(error) && error.code === 'RUN_NOT_RESUMABLE') {
+      out.about.next = whatWorks(out, runId, snapshot, (await loadTrace(store, runId)).entries);
+    }
+    throw error;
+  }
+}
+
+/** The run input given with --input or --input-file (`-`: standard input); undefined if none. */
 function readInput(flags: RunFlags): unknown {
   if (flags.input !== undefined && flags.inputFile !== undefined) {
     throw new WaymarkError('USAGE_INVALID', 'give --input or --input-file, not both', {
@@ -105,17 +101,51 @@ function readInput(flags: RunFlags): unknown {
     });
   }
   if (flags.input !== undefined) return parseJson(flags.input, '--input');
-  if (flags.inputFile === undefined) return {};
+  if (flags.inputFile === undefined) return undefined;
+  const stdin = flags.inputFile === '-';
   let text: string;
   try {
-    text = readFileSync(flags.inputFile, 'utf8');
+    text = readFileSync(stdin ? 0 : flags.inputFile, 'utf8');
   } catch (cause) {
     const why = cause instanceof Error ? cause.message : String(cause);
-    throw new WaymarkError('USAGE_INVALID', `cannot read --input-file: ${why}`, {
-      retryable: false,
-    });
+    throw new WaymarkError(
+      'USAGE_INVALID',
+      `cannot read --input-file ${stdin ? '- (standard input)' : flags.inputFile}: ${why}`,
+      { retryable: false },
+    );
   }
-  return parseJson(text, `--input-file ${flags.inputFile}`);
+  return parseJson(
+    text,
+    stdin ? '--input-file - (standard input)' : `--input-file ${flags.inputFile}`,
+  );
+}
+
+/**
+ * The input of a run started without one: `{}`, or with --reuse, the input the reused run
+ * started from (its first checkpoint's state), so a fixed graph reruns the same work.
+ * @throws WaymarkError `RUN_NOT_FOUND` for a --reuse run the database does not have.
+ */
+async function inputOf(store: SqliteStore, reuse: string | undefined): Promise<unknown> {
+  if (reuse === undefined) return {};
+  const first = await store.snapshotAt(reuse, 0);
+  if (first === undefined) {
+    throw new WaymarkError(
+      'RUN_NOT_FOUND',
+      `there is no run "${reuse}" in ${store.path} to reuse`,
+      {
+        retryable: false,
+      },
+    );
+  }
+  try {
+    return (JSON.parse(first.data) as { state: unknown }).state;
+  } catch (cause) {
+    throw new WaymarkError(
+      'STORE_CORRUPT',
+      `run "${reuse}" cannot be loaded: its first snapshot is not valid JSON`,
+      { retryable: false, details: { runId: reuse }, cause },
+    );
+  }
 }
 
 function budgetOf(flags: RunFlags): Budget | undefined {

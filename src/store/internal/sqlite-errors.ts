@@ -55,7 +55,7 @@ export function unreadableFile(path: string, error: unknown): unknown {
   if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') return error;
   return new WaymarkError('STORE_CORRUPT', `${path} is not a waymark database`, {
     retryable: false,
-    details: { path },
+    details: { path, reason: 'not-waymark' },
     cause: error,
   });
 }

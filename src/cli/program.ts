@@ -1,0 +1,396 @@
+import type { Command } from 'commander';
+import { storedStatuses } from '../store/store.js';
+import type { Io } from './io.js';
+
+// What each command accepts and its --help, as data, in one place. What a command does lives in
+// commands/<name>.ts and is imported only when that command runs: `waymark ls` loads neither
+// tsx nor zod nor the runtime, and no other command's code. A command line that is plainly
+// right is read by `parseFast` without loading commander (about a tenth of the start); help,
+// and anything unusual or wrong, goes to commander, which prints the help and the errors.
+
+/** A command's action: its positional arguments and flags in, its exit code out. */
+export type Action = (io: Io, ...args: never[]) => Promise<number>;
+
+/** An option as commander declares it: `--name <value>` or `--name` (or `--no-name`). */
+export interface OptionSpec {
+  readonly flags: string;
+  readonly description: string;
+  readonly default?: string | boolean;
+  readonly required?: true;
+}
+
+/** A command: its name, positional arguments, options, help and action. */
+export interface CommandSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly args: readonly { readonly name: string; readonly description?: string }[];
+  readonly options: readonly OptionSpec[];
+  /** Printed after the generated help: what to know, and an example. */
+  readonly help: string;
+  readonly load: () => Promise<Action>;
+}
+
+/** The options every command takes, before or after it. */
+export const globalOptions: readonly OptionSpec[] = [
+  { flags: '--db <path>', description: 'the database file', default: '.waymark/waymark.db' },
+  {
+    flags: '--json',
+    description: 'machine-readable output: one JSON value per line',
+    default: false,
+  },
+  {
+    flags: '--quiet',
+    description: 'print only what a script needs (run id and status) and errors',
+    default: false,
+  },
+  { flags: '--verbose', description: 'print stack traces with errors', default: false },
+];
+
+const graphFile = {
+  name: 'graph-file',
+  description: 'a .ts or .js module whose default export is a graph',
+};
+const runIdArg = { name: 'run-id' };
+const graphOption: OptionSpec = {
+  flags: '--graph <graph-file>',
+  description: 'the graph file (default: the one the run was started with)',
+};
+
+const answering: readonly OptionSpec[] = [
+  {
+    flags: '--request <id>',
+    description: 'which wait to answer (default: the run has exactly one open)',
+  },
+  {
+    flags: '--by <who>',
+    description: 'who answers: recorded with the answer',
+    default: process.env.USER ?? process.env.USERNAME ?? 'cli',
+  },
+  {
+    flags: '--no-resume',
+    description: 'record the answer only; continue later with `waymark resume`',
+  },
+  graphOption,
+];
+
+const yesNoHelp = (name: string, example: string) => `
+Works for a wait whose answer is a boolean, or an object with an \`approved\` boolean (and an
+optional \`note\`).
+
+Example:
+  $ waymark ${name} 3f1c9a2e-...${example}`;
+
+/** Every command, in the order --help lists them. */
+export const commands: readonly CommandSpec[] = [
+  {
+    name: 'validate',
+    description:
+      'compile a graph file and print every problem in it: exit 1 on an error, 0 with only warnings',
+    args: [graphFile],
+    options: [],
+    help: '\nExample:\n  $ waymark validate examples/changelog-post/graph.ts',
+    load: async () => (await import('./commands/validate.js')).validate,
+  },
+  {
+    name: 'graph',
+    description: 'render a graph file as Mermaid or DOT; with --run, mark the path a run took',
+    args: [graphFile],
+    options: [
+      { flags: '--format <format>', description: 'mermaid or dot', default: 'mermaid' },
+      {
+        flags: '--run <run-id>',
+        description: 'mark the path taken, the count per node and where the run stopped',
+      },
+    ],
+    help: `
+Example:
+  $ waymark graph examples/changelog-post/graph.ts --format dot | dot -Tsvg > graph.svg
+  $ waymark graph examples/changelog-post/graph.ts --run 3f1c9a2e-...`,
+    load: async () => (await import('./commands/graph.js')).render,
+  },
+  {
+    name: 'run',
+    description: 'start a run of a graph file, checkpointing every step into the database',
+    args: [graphFile],
+    options: [
+      {
+        flags: '--input <json>',
+        description: 'the run input, as JSON (default {}, or the --reuse run input)',
+      },
+      {
+        flags: '--input-file <path>',
+        description: 'read the run input from a JSON file (- reads standard input)',
+      },
+      { flags: '--run-id <id>', description: 'the new run id (default: a fresh UUID)' },
+      {
+        flags: '--reuse <run-id>',
+        description: 'reuse the recorded output of every step whose inputs match this run',
+      },
+      {
+        flags: '--model <provider:model-id>',
+        description: 'the model every model node uses, e.g. openai:gpt-4o-mini',
+      },
+      { flags: '--max-tokens <n>', description: 'most model tokens the whole run may spend' },
+      {
+        flags: '--max-cost <usd>',
+        description: 'most model cost, in US dollars, the whole run may spend',
+      },
+    ],
+    help: `
+The run id is printed as the run starts. Ctrl-C stops the process, not the run: every completed
+step stays checkpointed, and \`waymark resume <run-id>\` continues it. With --reuse and no input,
+the run starts from the input of the run it reuses (the same work under a fixed graph).
+
+Example:
+  $ waymark run examples/changelog-post/graph.ts --input '{"version":"2.4.0"}'
+  $ waymark run examples/resilience-audit/graph.ts --model openai:gpt-4o-mini --max-cost 0.50
+  $ echo '{"version":"2.4.0"}' | waymark run examples/changelog-post/graph.ts --input-file -
+
+Exit code: 0 succeeded, 3 waiting for an answer, 1 failed, timed out or cancelled, 2 bad usage or input.`,
+    load: async () => (await import('./commands/run.js')).run,
+  },
+  {
+    name: 'resume',
+    description: 'continue a run that failed, waits for an answer, or was interrupted',
+    args: [runIdArg],
+    options: [graphOption],
+    help: `
+Only the activations that did not complete run again; everything before is read back.
+
+Example:
+  $ waymark resume 3f1c9a2e-...`,
+    load: async () => (await import('./commands/run.js')).resume,
+  },
+  {
+    name: 'answer',
+    description: 'answer a run that waits for a person, then continue it',
+    args: [runIdArg],
+    options: [
+      {
+        flags: '--value <json>',
+        description: "the answer, as JSON matching the wait's schema",
+        required: true,
+      },
+      ...answering,
+    ],
+    help: `
+The answer is checked against the wait's schema and recorded once; a second answer is refused.
+
+Example:
+  $ waymark answer 3f1c9a2e-... --value '{"approved":false,"note":"the pricing line is wrong"}'`,
+    load: async () => (await import('./commands/answer.js')).answer,
+  },
+  {
+    name: 'approve',
+    description: 'approve a yes-no question a run waits on, then continue it',
+    args: [runIdArg],
+    options: [
+      {
+        flags: '--note <text>',
+        description: 'a note for the answer (where the schema has a `note` field)',
+      },
+      ...answering,
+    ],
+    help: yesNoHelp('approve', ''),
+    load: async () => (await import('./commands/answer.js')).approve,
+  },
+  {
+    name: 'reject',
+    description: 'reject a yes-no question a run waits on, then continue it',
+    args: [runIdArg],
+    options: [
+      {
+        flags: '--note <text>',
+        description: 'a note for the answer (where the schema has a `note` field)',
+      },
+      ...answering,
+    ],
+    help: yesNoHelp('reject', ' --note "the second section misstates the pricing change"'),
+    load: async () => (await import('./commands/answer.js')).reject,
+  },
+  {
+    name: 'cancel',
+    description: 'cancel a run for good: a cancelled run is never resumed',
+    args: [runIdArg],
+    options: [
+      {
+        flags: '--reason <text>',
+        description: 'why: recorded with the run',
+        default: 'cancelled with the waymark command',
+      },
+      graphOption,
+    ],
+    help: '\nExample:\n  $ waymark cancel 3f1c9a2e-... --reason "the release was pulled"',
+    load: async () => (await import('./commands/cancel.js')).cancel,
+  },
+  {
+    name: 'rewind',
+    description: 'start a new run from the checkpoint before a node, reusing unchanged steps',
+    args: [{ name: 'run-id', description: 'the run to rewind; it is left as it was' }],
+    options: [
+      { flags: '--to <node>', description: 'the node to run again', required: true },
+      { flags: '--note <text>', description: 'a note added to the state there (see --note-field)' },
+      {
+        flags: '--note-field <field>',
+        description: 'the state field the note goes into',
+        default: 'notes',
+      },
+      { flags: '--run-id <id>', description: 'the new run id (default: a fresh UUID)' },
+      graphOption,
+    ],
+    help: `
+The note goes into the state field --note-field (default "notes") through its reducer: a list
+field gets the note appended, a text field is set to it. Every step after the rewind point whose
+inputs did not change reads its recorded output back instead of running.
+
+Example:
+  $ waymark rewind 3f1c9a2e-... --to draft --note "the second section misstates the pricing change"`,
+    load: async () => (await import('./commands/rewind.js')).rewind,
+  },
+  {
+    name: 'ls',
+    description: 'list the runs in the database, newest first',
+    args: [],
+    options: [
+      {
+        flags: '--status <status>',
+        description: `only runs with this status (${storedStatuses.join(', ')})`,
+      },
+      { flags: '--graph <name>', description: 'only runs of the graph with this name' },
+      { flags: '--limit <n>', description: 'at most this many runs', default: '50' },
+    ],
+    help: '\nExample:\n  $ waymark ls --status waiting',
+    load: async () => (await import('./commands/ls.js')).ls,
+  },
+  {
+    name: 'show',
+    description: 'print a run: status, state, open waits, pending steps and errors',
+    args: [runIdArg],
+    options: [graphOption],
+    help: `
+A run that stopped is read from its last checkpoint alone; only a run whose process died
+mid-flight needs its graph file, to replay the steps after that checkpoint. --verbose adds the
+stack trace of each error a node threw.
+
+Example:
+  $ waymark show 3f1c9a2e-...`,
+    load: async () => (await import('./commands/show.js')).show,
+  },
+  {
+    name: 'trace',
+    description: 'print the path a run took: every attempt with its duration and error',
+    args: [runIdArg],
+    options: [],
+    help: `
+Reads the run's history alone: no graph file is loaded. A failed attempt shows what its error
+was caused by; --verbose adds the stack trace of what the node threw.
+
+Example:
+  $ waymark trace 3f1c9a2e-... --json`,
+    load: async () => (await import('./commands/trace.js')).trace,
+  },
+];
+
+/** How a command line was read: the command, its arguments and flags, and the global flags. */
+export interface Parsed {
+  readonly command: CommandSpec;
+  /** The positional arguments, then the command's flags: what its action takes after `io`. */
+  readonly args: readonly unknown[];
+  readonly globals: Readonly<Record<string, string | boolean>>;
+  /** The global options given on the command line (not left at their default). */
+  readonly given: ReadonlySet<string>;
+}
+
+/** Registers every command on a commander program; `run` gets each invoked action. */
+export function defineCommands(
+  program: Command,
+  run: (command: CommandSpec, args: readonly unknown[], sub: Command) => Promise<void>,
+): void {
+  for (const spec of commands) {
+    const command = program.command(spec.name).description(spec.description);
+    for (const arg of spec.args) command.argument(`<${arg.name}>`, arg.description);
+    for (const option of spec.options) {
+      if (option.required) command.requiredOption(option.flags, option.description);
+      else if (option.default !== undefined)
+        command.option(option.flags, option.description, option.default);
+      else command.option(option.flags, option.description);
+    }
+    command.addHelpText('after', spec.help);
+    command.action((...args: unknown[]) => run(spec, args.slice(0, -1), command));
+  }
+}
+
+/** An option's parts: its attribute (camelCase), whether it takes a value, and if it negates. */
+function shape(option: OptionSpec) {
+  const [flag = '', value] = option.flags.split(' ');
+  const negated = flag.startsWith('--no-');
+  const name = (negated ? flag.slice(5) : flag.slice(2)).replace(/-(\w)/g, (_, c: string) =>
+    c.toUpperCase(),
+  );
+  return { flag, name, takesValue: value !== undefined, negated };
+}
+
+/**
+ * Reads a command line that is plainly right (a known command, known options, every argument
+ * and required option there) without commander; undefined for anything else (--help, an
+ * unknown or misspelt option, a missing argument, `--`, a short flag), which commander then
+ * reads, so its help and its errors are printed exactly as they always were. Same result as
+ * commander's for what it accepts (src/cli/program.test.ts checks).
+ *
+ * @example
+ * parseFast(['--db', 'w.db', 'ls', '--limit', '5']); // { command: ls, args: [{ limit: '5' }], ... }
+ */
+export function parseFast(argv: readonly string[]): Parsed | undefined {
+  const globals: Record<string, string | boolean> = {};
+  const given = new Set<string>();
+  for (const option of globalOptions) {
+    const { name } = shape(option);
+    if (option.default !== undefined) globals[name] = option.default;
+  }
+  const flags: Record<string, string | boolean> = {};
+  const positional: string[] = [];
+  let command: CommandSpec | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i]!;
+    if (!token.startsWith('-') || token === '-') {
+      if (command === undefined) {
+        command = commands.find((c) => c.name === token);
+        if (command === undefined) return undefined;
+      } else positional.push(token);
+      continue;
+    }
+    if (!token.startsWith('--') || token === '--' || token === '--help') return undefined;
+    const eq = token.indexOf('=');
+    const flag = eq === -1 ? token : token.slice(0, eq);
+    const own = command?.options.find((o) => shape(o).flag === flag);
+    const global = own ? undefined : globalOptions.find((o) => shape(o).flag === flag);
+    const option = own ?? global;
+    if (option === undefined) return undefined;
+    const { name, takesValue, negated } = shape(option);
+    let value: string | boolean;
+    if (takesValue) {
+      if (eq !== -1) value = token.slice(eq + 1);
+      else {
+        const next = argv[++i];
+        if (next === undefined) return undefined;
+        value = next;
+      }
+    } else {
+      if (eq !== -1) return undefined;
+      value = !negated;
+    }
+    if (global) {
+      globals[name] = value;
+      given.add(name);
+    } else flags[name] = value;
+  }
+  if (command === undefined || positional.length !== command.args.length) return undefined;
+  for (const option of command.options) {
+    const { name, negated } = shape(option);
+    if (flags[name] !== undefined) continue;
+    if (option.required) return undefined;
+    if (option.default !== undefined) flags[name] = option.default;
+    else if (negated) flags[name] = true;
+  }
+  return { command, args: [...positional, flags], globals, given };
+}

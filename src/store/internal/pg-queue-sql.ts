@@ -1,0 +1,153 @@
+// The work queue's SQL on PostgreSQL (see WorkQueue in store.ts): tasks a commit schedules, the
+// per-run inbox their attempts go to, and the registry of workers. Claims take rows with
+// `FOR UPDATE SKIP LOCKED` under READ COMMITTED, so concurrent workers never wait on each
+// other's rows, and every lease is judged by the database's clock. A task's completion touches
+// its own row and inserts an inbox row: it never writes the run's row, so a thousand branches
+// finishing together do not queue on one lock.
+
+/** The database's clock in ms since the epoch, as the store's other statements read it. */
+const nowMs = 'floor(extract(epoch FROM statement_timestamp()) * 1000)::bigint';
+
+const taskColumns = `run_id, activation, attempt, node, graph, graph_hash, not_before, input,
+  owner, epoch, expires_at`;
+
+/**
+ * The queue's statements for the quoted schema `s`.
+ *
+ * @example
+ * const q = queueTexts('"waymark"'); await pool.query(q.claimTasks, values);
+ */
+export function queueTexts(s: string) {
+  const graphs = 'graphs AS (SELECT * FROM unnest($1::text[], $2::text[]) AS g (name, hash))';
+  return {
+    // Runs with something to fold and no live owner: never started, an inbox item, a due timer,
+    // or left running with no task queued (their in-process driver died). Their leases are
+    // taken in the same statement, epoch + 1.
+    claimRuns: `WITH ${graphs},
+      candidates AS (
+        SELECT r.id FROM ${s}.runs r JOIN graphs g ON g.name = r.graph AND g.hash = r.graph_hash
+        WHERE r.status IN ('running', 'waiting')
+          AND (r.lease_epoch IS NULL OR r.lease_expires_at <= ${nowMs})
+          AND ((r.seq = 0 AND r.status = 'running')
+            OR EXISTS (SELECT FROM ${s}.inbox i WHERE i.run_id = r.id)
+            OR EXISTS (SELECT FROM ${s}.timers t WHERE t.run_id = r.id AND t.at <= ${nowMs})
+            OR (r.status = 'running' AND NOT EXISTS (SELECT FROM ${s}.tasks k WHERE k.run_id = r.id)))
+        ORDER BY r.updated_at
+        LIMIT $3
+        FOR UPDATE OF r SKIP LOCKED)
+      UPDATE ${s}.runs r SET lease_epoch = coalesce(r.lease_epoch, 0) + 1, lease_owner = $4,
+        lease_host = $5, lease_pid = $6,
+        lease_expires_at = ${nowMs} + ceil($7::double precision)::bigint
+      FROM candidates c WHERE r.id = c.id
+      RETURNING r.id, r.lease_epoch AS epoch, r.lease_expires_at AS expires_at`,
+    claimTasks: `WITH ${graphs},
+      picked AS (
+        SELECT t.run_id, t.activation FROM ${s}.tasks t
+        JOIN graphs g ON g.name = t.graph AND g.hash = t.graph_hash
+        WHERE t.expires_at <= ${nowMs} AND coalesce(t.not_before, 0) <= ${nowMs}
+        ORDER BY coalesce(t.not_before, 0), t.created_at
+        LIMIT $3
+        FOR UPDATE OF t SKIP LOCKED)
+      UPDATE ${s}.tasks t SET owner = $4, epoch = t.epoch + 1,
+        expires_at = ${nowMs} + ceil($5::double precision)::bigint
+      FROM picked p WHERE t.run_id = p.run_id AND t.activation = p.activation
+      RETURNING ${taskColumns.replaceAll(/(\w+)/g, 't.$1')}`,
+    renewTasks: `UPDATE ${s}.tasks t SET expires_at = ${nowMs} + ceil($5::double precision)::bigint
+      FROM unnest($1::text[], $2::text[], $3::bigint[]) AS l (run_id, activation, epoch)
+      WHERE t.run_id = l.run_id AND t.activation = l.activation AND t.epoch = l.epoch
+        AND t.owner = $4
+      RETURNING t.run_id, t.activation, t.expires_at`,
+    // Fenced by the task's lease: the row goes, and the attempt arrives, or neither.
+    finishTask: `WITH gone AS (
+        DELETE FROM ${s}.tasks
+        WHERE run_id = $1 AND activation = $2 AND epoch = $3 AND owner = $4
+        RETURNING run_id)
+      INSERT INTO ${s}.inbox (run_id, attempt, at) SELECT run_id, $5, $6 FROM gone RETURNING id`,
+    releaseTask: `UPDATE ${s}.tasks SET owner = NULL, expires_at = 0
+      WHERE run_id = $1 AND activation = $2 AND epoch = $3 AND owner = $4`,
+    wake: `INSERT INTO ${s}.inbox (run_id, attempt, at) SELECT id, NULL, $2 FROM ${s}.runs WHERE id = $1`,
+    inbox: `SELECT id, run_id, attempt, at FROM ${s}.inbox WHERE run_id = $1 ORDER BY id`,
+    // Fenced by the run's lease, like a commit.
+    consume: `DELETE FROM ${s}.inbox i USING ${s}.runs r
+      WHERE i.run_id = $1 AND i.id = ANY ($2::bigint[]) AND r.id = $1
+        AND r.lease_epoch = $3 AND r.lease_owner = $4`,
+    listTasks: `SELECT ${taskColumns} FROM ${s}.tasks WHERE run_id = $1 ORDER BY created_at, activation`,
+    registerWorker: `INSERT INTO ${s}.workers (id, host, pid, graphs, expires_at)
+      VALUES ($1, $2, $3, $4, ${nowMs} + ceil($5::double precision)::bigint)
+      ON CONFLICT (id) DO UPDATE SET graphs = excluded.graphs, expires_at = excluded.expires_at`,
+    unregisterWorker: `DELETE FROM ${s}.workers WHERE id = $1`,
+    listWorkers: `SELECT id, host, pid, graphs, expires_at, expires_at > ${nowMs} AS live
+      FROM ${s}.workers ORDER BY id`,
+  };
+}
+
+/** The columns the commit statement adds for a commit's schedule, after the store's own. */
+export function scheduleCtes(s: string, first: number): string {
+  const p = (n: number) => `$${first + n}`;
+  return `scheduled AS (
+        INSERT INTO ${s}.tasks (run_id, activation, attempt, node, graph, graph_hash, not_before, input)
+        SELECT head.id, t.activation, t.attempt, t.node, t.graph, t.graph_hash, t.not_before, t.input
+        FROM head, unnest(${p(0)}::text[], ${p(1)}::integer[], ${p(2)}::text[], ${p(3)}::text[],
+          ${p(4)}::text[], ${p(5)}::bigint[], ${p(6)}::text[])
+          AS t (activation, attempt, node, graph, graph_hash, not_before, input)
+        ON CONFLICT (run_id, activation) DO UPDATE SET attempt = excluded.attempt,
+          node = excluded.node, graph = excluded.graph, graph_hash = excluded.graph_hash,
+          not_before = excluded.not_before, input = excluded.input, owner = NULL, expires_at = 0,
+          epoch = ${s}.tasks.epoch + 1),
+      cancelled AS (
+        DELETE FROM ${s}.tasks k USING head
+        WHERE k.run_id = head.id AND k.activation = ANY (${p(7)}::text[])),
+      consumed AS (
+        DELETE FROM ${s}.inbox i USING head
+        WHERE i.run_id = head.id AND i.id = ANY (${p(8)}::bigint[]))`;
+}
+
+/** The migration that adds the work queue to a store's schema `s` (its `channel` for NOTIFY). */
+export function queueMigration(s: string, channel: string): string {
+  return `
+  CREATE TABLE ${s}.tasks (
+    run_id text COLLATE "C" NOT NULL,
+    activation text COLLATE "C" NOT NULL,
+    attempt integer NOT NULL,
+    node text NOT NULL,
+    graph text COLLATE "C" NOT NULL,
+    graph_hash text NOT NULL,
+    not_before bigint,
+    input text NOT NULL,
+    owner text,
+    epoch bigint NOT NULL DEFAULT 0,
+    expires_at bigint NOT NULL DEFAULT 0,
+    created_at bigint NOT NULL DEFAULT ${nowMs},
+    PRIMARY KEY (run_id, activation)
+  );
+  CREATE INDEX tasks_claimable ON ${s}.tasks (graph, graph_hash, expires_at, not_before);
+
+  CREATE TABLE ${s}.inbox (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    run_id text COLLATE "C" NOT NULL,
+    attempt text,
+    at double precision NOT NULL
+  );
+  CREATE INDEX inbox_by_run ON ${s}.inbox (run_id, id);
+
+  CREATE TABLE ${s}.workers (
+    id text COLLATE "C" PRIMARY KEY,
+    host text NOT NULL,
+    pid integer NOT NULL,
+    graphs text NOT NULL,
+    expires_at bigint NOT NULL
+  );
+
+  -- Idle workers wake on these, one notification per kind of work per transaction (PostgreSQL
+  -- folds repeats); the payload names what kind of work there is, never a run. Row triggers,
+  -- so that a commit that schedules nothing, a claim and a renewal notify nobody.
+  CREATE FUNCTION ${s}.notify_work() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN PERFORM pg_notify(TG_ARGV[0], TG_ARGV[1]); RETURN NULL; END $$;
+  CREATE TRIGGER tasks_scheduled AFTER INSERT ON ${s}.tasks
+    FOR EACH ROW EXECUTE FUNCTION ${s}.notify_work('${channel}', 'tasks');
+  CREATE TRIGGER tasks_released AFTER UPDATE OF owner ON ${s}.tasks
+    FOR EACH ROW WHEN (NEW.owner IS NULL) EXECUTE FUNCTION ${s}.notify_work('${channel}', 'tasks');
+  CREATE TRIGGER inbox_arrived AFTER INSERT ON ${s}.inbox
+    FOR EACH ROW EXECUTE FUNCTION ${s}.notify_work('${channel}', 'runs');
+  `;
+}

@@ -1,0 +1,134 @@
+// --json: every line of every command is checked against the JSON Schema docs/cli.md publishes
+// (read from the docs themselves, so they cannot drift), and every line type the schema names
+// is seen at least once.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  bin,
+  expectExit,
+  fixture,
+  type JsonLine,
+  jsonLines,
+  type Outcome,
+  root,
+  sandbox,
+} from './support.js';
+
+/** The one JSON Schema block of docs/cli.md's "JSON lines" section. */
+function publishedSchema(): { $defs: Record<string, unknown>; oneOf: { $ref: string }[] } {
+  const docs = readFileSync(join(root, 'docs', 'cli.md'), 'utf8');
+  const section = docs.slice(docs.indexOf('### JSON lines'));
+  const block = /```json\n([\s\S]*?)```/.exec(section)?.[1];
+  expect(block, 'a ```json block under "### JSON lines" in docs/cli.md').toBeDefined();
+  return JSON.parse(block!);
+}
+
+const schema = publishedSchema();
+const lineTypes = schema.oneOf.map((r) => r.$ref.replace('#/$defs/', ''));
+const validators = new Map(
+  lineTypes.map((type) => [
+    type,
+    z.fromJSONSchema({ $ref: `#/$defs/${type}`, $defs: schema.$defs } as never),
+  ]),
+);
+
+/** Every line of a run of the command, for the checks below. */
+const seen: { readonly command: string; readonly line: JsonLine }[] = [];
+
+function collect(command: string, out: Outcome): void {
+  for (const line of jsonLines(out) as JsonLine[]) seen.push({ command, line });
+}
+
+/** Runs `waymark --json ...` in the sandbox and keeps every line it printed. */
+async function json(
+  box: ReturnType<typeof sandbox>,
+  args: readonly string[],
+  code: number,
+  env: Record<string, string> = {},
+): Promise<Outcome> {
+  const out = await box.waymark(['--json', ...args], { env });
+  expectExit(out, code);
+  collect(args.join(' '), out);
+  return out;
+}
+
+describe('waymark --json', () => {
+  it('every line of every command matches its published schema, and every schema is seen', async () => {
+    const box = sandbox();
+    const review = fixture('review.ts');
+    await json(box, ['validate', review], 0);
+    await json(box, ['validate', fixture('warnings.ts')], 0);
+    await json(box, ['validate', fixture('invalid.ts')], 1);
+    await json(box, ['graph', review, '--format', 'dot'], 0);
+    await json(box, ['run', review, '--input', '{"title":"T"}', '--run-id', 'w'], 3);
+    await json(box, ['approve', 'w', '--by', 'ed'], 3);
+    await json(box, ['show', 'w'], 0);
+    await json(box, ['answer', 'w', '--value', '{"stars":9}'], 2);
+    await json(box, ['run', fixture('metered.ts'), '--run-id', 'm'], 0);
+    await json(box, ['run', fixture('flaky.ts'), '--run-id', 'f'], 1, { FIXTURE_FAIL: '1' });
+    await json(box, ['resume', 'f'], 0);
+    await json(box, ['run', fixture('caused.ts'), '--run-id', 'c'], 1);
+    await json(box, ['show', 'c'], 0);
+    await json(box, ['trace', 'c'], 0);
+    await json(box, ['trace', 'f'], 0);
+    await json(box, ['rewind', 'f', '--to', 'work', '--run-id', 'f2'], 0);
+    await json(box, ['run', fixture('capped.ts'), '--run-id', 'cap'], 1);
+    await json(box, ['run', fixture('review.ts'), '--input', '{"title":"T"}', '--run-id', 'x'], 3);
+    await json(box, ['cancel', 'x'], 0);
+    await json(box, ['ls'], 0);
+    await json(box, ['show', 'nope'], 2);
+    collect('run slow.ts (interrupted)', await interrupted(box.db, box.dir));
+
+    const problems: string[] = [];
+    for (const { command, line } of seen) {
+      const validator = validators.get(line.type);
+      if (validator === undefined) {
+        problems.push(`${command}: a line of type ${JSON.stringify(line.type)} has no schema`);
+        continue;
+      }
+      const parsed = validator.safeParse(line);
+      if (!parsed.success) {
+        const why = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+        problems.push(`${command}: ${line.type}: ${why}\n  ${JSON.stringify(line)}`);
+      }
+    }
+    expect(problems).toEqual([]);
+    expect([...new Set(seen.map((s) => s.line.type))].sort()).toEqual([...lineTypes].sort());
+  }, 180_000);
+
+  it('the whole document accepts a line of any type and refuses one of none', () => {
+    const any = z.fromJSONSchema(schema as never);
+    expect(any.safeParse({ type: 'cancelled', runId: 'r', status: 'cancelled' }).success).toBe(
+      true,
+    );
+    expect(any.safeParse({ type: 'cancelled', id: 'r', status: 'cancelled' }).success).toBe(false);
+    expect(any.safeParse({ runId: 'r' }).success).toBe(false);
+  });
+});
+
+/** `run --json` of a slow graph, stopped with Ctrl-C in the middle of its second step. */
+function interrupted(db: string, cwd: string): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [bin, '--db', db, '--json', 'run', fixture('slow.ts'), '--run-id', 'i'],
+      { cwd, env: { ...process.env, FIXTURE_STEP_MS: '1000' } },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes('"activation":"two:1"')) child.kill('SIGINT');
+    });
+    child.on('exit', () => {
+      const lines = stdout.split('\n').filter((l) => l.trim() !== '');
+      resolve({ code: 130, stdout, stderr, lines, errLines: [] });
+    });
+  });
+}
