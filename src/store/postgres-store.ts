@@ -2,6 +2,13 @@ import pg from 'pg';
 import { WaymarkError } from '../error/waymark-error.js';
 import { checkLeaseMs, leaseLost, runOwned } from './internal/leases.js';
 import { closedStore, quoteSchema, unavailable, uniqueViolation } from './internal/pg-errors.js';
+import {
+  bigintParam,
+  commitExtras,
+  limitParam,
+  type PostgresStoreOptions,
+  postgresOptions,
+} from './internal/pg-params.js';
 import { pgTypes, readPgRun } from './internal/pg-rows.js';
 import { migratePg } from './internal/pg-schema.js';
 import { type PgStatements, pgStatements, type Statement } from './internal/pg-sql.js';
@@ -37,30 +44,7 @@ import type {
 } from './store.js';
 import { storeFormatVersion } from './store.js';
 
-/** Options of a {@link PostgresStore}. */
-export interface PostgresStoreOptions {
-  /**
-   * Where the database is: `postgres://user:password@host:5432/database`. Without it (and
-   * without `pool`), node-postgres's defaults apply: the `PGHOST`, `PGDATABASE`, `PGUSER`, ...
-   * variables, as psql reads them. A string alone may be passed instead of the options.
-   */
-  readonly connectionString?: string;
-  /**
-   * A pool to use instead of one the store creates (then `connectionString` and `poolSize` are
-   * not given). The store never ends it, and listens to none of its events: give it an
-   * `'error'` listener, as node-postgres asks of every pool.
-   */
-  readonly pool?: pg.Pool;
-  /** The PostgreSQL schema that holds the store's tables, created if missing. Default `waymark`. */
-  readonly schema?: string;
-  /** How many connections the store's own pool opens at most. Default 10. */
-  readonly poolSize?: number;
-  /**
-   * How long a call of the store's own pool waits to connect, or for a free connection, before
-   * it fails with `STORE_UNAVAILABLE` (retryable). Default 10,000 ms.
-   */
-  readonly connectTimeoutMs?: number;
-}
+export type { PostgresStoreOptions } from './internal/pg-params.js';
 
 /** The schema a store without a `schema` option keeps its tables in. */
 export const defaultPostgresSchema = 'waymark';
@@ -68,49 +52,9 @@ export const defaultPostgresSchema = 'waymark';
 /** How often a refused commit or claim is tried again when the refusal no longer holds. */
 const maxRetries = 3;
 
-/**
- * The constructor's argument as options; a string is the connection string. Anything else that
- * is not an options object is refused rather than read as "no options".
- */
-function postgresOptions(argument: unknown): PostgresStoreOptions {
-  const refuse = (message: string) =>
-    new WaymarkError('OPTIONS_INVALID', message, { retryable: false });
-  const options = typeof argument === 'string' ? { connectionString: argument } : argument;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw refuse(
-      'new PostgresStore() takes a connection string or an options object such as { connectionString }',
-    );
-  }
-  const { connectionString, pool, poolSize, connectTimeoutMs } = options as PostgresStoreOptions;
-  if (connectionString !== undefined && typeof connectionString !== 'string') {
-    throw refuse('connectionString must be a string such as postgres://host/database');
-  }
-  if (pool !== undefined && (connectionString !== undefined || poolSize !== undefined)) {
-    throw refuse('give either a pool, or a connectionString and poolSize for the store to use');
-  }
-  for (const [name, value] of Object.entries({ poolSize, connectTimeoutMs })) {
-    if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
-      throw refuse(`${name} must be a whole number > 0, not ${JSON.stringify(value)}`);
-    }
-  }
-  return options as PostgresStoreOptions;
-}
-
 /** There is no such run in the store. */
 function runNotFound(runId: string): WaymarkError {
   return new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
-}
-
-/** A whole number for a bigint parameter: never past what a JavaScript number holds exactly. */
-function bigintParam(value: number, fallback: number): number {
-  if (Number.isNaN(value)) return fallback;
-  return Math.min(Math.max(Math.floor(value), -Number.MAX_SAFE_INTEGER), Number.MAX_SAFE_INTEGER);
-}
-
-/** A LIMIT: null for none. */
-function limitParam(limit: number | undefined): number | null {
-  if (limit === undefined || limit === Number.POSITIVE_INFINITY) return null;
-  return Math.max(0, bigintParam(limit, 0));
 }
 
 /**
@@ -216,7 +160,7 @@ export class PostgresStore implements Store {
     const step = [runId, seq, at, event, trace, status, error, epoch];
     // Most steps carry no snapshot, wait or timer: the head moves and the event is appended.
     const simple = snapshot === null && commit.waits === undefined && commit.timers === undefined;
-    const values = simple ? step : [...step, snapshot, ...extras(commit)];
+    const values = simple ? step : [...step, snapshot, ...commitExtras(commit)];
     const damaged = (failure: unknown) => {
       const constraint = uniqueViolation(failure);
       if (constraint !== 'events_pkey' && constraint !== 'snapshots_pkey') return undefined;
@@ -554,38 +498,4 @@ export class PostgresStore implements Store {
       .sort((a, b) => a.seq - b.seq);
     return { run, events };
   }
-}
-
-/**
- * The snapshot-less parameters of a full commit: the waits it opens and closes and the timers
- * it sets and clears, as arrays. No two of them touch the same row (the statement's parts
- * cannot see each other's writes): a wait both opened and closed is opened closed, a timer
- * both set and cleared is set (a set replaces it anyway), and a repeated id counts once, as the
- * later one does where one is applied after the other.
- */
-function extras(commit: Commit): unknown[] {
-  const closing = new Set(commit.waits?.close ?? []);
-  const opened = new Map<string, WaitRecord>();
-  for (const wait of commit.waits?.open ?? []) {
-    if (opened.has(wait.requestId)) continue;
-    const shut = closing.has(wait.requestId) && wait.answer === null && !wait.closedAt;
-    opened.set(wait.requestId, shut ? { ...wait, closedAt: commit.at } : wait);
-  }
-  const waits = [...opened.values()];
-  const set = new Map((commit.timers?.set ?? []).map((timer) => [timer.id, timer.at]));
-  return [
-    waits.map((w) => w.requestId),
-    waits.map((w) => w.node),
-    waits.map((w) => w.activation),
-    waits.map((w) => w.request),
-    waits.map((w) => w.openedAt),
-    waits.map((w) => w.answer),
-    waits.map((w) => w.answeredBy),
-    waits.map((w) => w.answeredAt),
-    waits.map((w) => w.closedAt ?? null),
-    [...closing],
-    (commit.timers?.clear ?? []).filter((id) => !set.has(id)),
-    [...set.keys()],
-    [...set.values()],
-  ];
 }

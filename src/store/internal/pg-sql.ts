@@ -69,6 +69,10 @@ function texts(s: string) {
       INSERT INTO ${s}.events (run_id, seq, at, event, trace) SELECT id, $2, $3, $4, $5 FROM head`,
     // A step with a snapshot, waits or timers: the same, with all of them, in one statement.
     // The CTEs cannot see each other's writes; the store never gives two of them the same row.
+    // Each part runs only when it has something to do (a condition on its parameter alone,
+    // which PostgreSQL checks once before it reads any row): the generic plan of a prepared
+    // statement reads `= ANY (array)` as a filter over every wait of the run, and a step that
+    // closed nothing used to cost more the more waits its run had opened.
     commitFull: `WITH ${head(s)},
       event AS (
         INSERT INTO ${s}.events (run_id, seq, at, event, trace) SELECT id, $2, $3, $4, $5 FROM head),
@@ -83,16 +87,19 @@ function texts(s: string) {
         SELECT head.id, w.* FROM head,
           unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::double precision[],
             $15::text[], $16::text[], $17::double precision[], $18::double precision[]) AS w
+        WHERE cardinality($10::text[]) > 0
         ON CONFLICT (run_id, request_id) DO NOTHING),
       closed AS (
         UPDATE ${s}.waits w SET closed_at = $3 FROM head
-        WHERE w.run_id = head.id AND w.request_id = ANY ($19::text[])
-          AND w.answer IS NULL AND w.closed_at IS NULL),
+        WHERE cardinality($19::text[]) > 0 AND w.run_id = head.id
+          AND w.request_id = ANY ($19::text[]) AND w.answer IS NULL AND w.closed_at IS NULL),
       cleared AS (
-        DELETE FROM ${s}.timers t USING head WHERE t.run_id = head.id AND t.id = ANY ($20::text[])),
+        DELETE FROM ${s}.timers t USING head
+        WHERE cardinality($20::text[]) > 0 AND t.run_id = head.id AND t.id = ANY ($20::text[])),
       timers AS (
         INSERT INTO ${s}.timers (run_id, id, at)
         SELECT head.id, t.id, t.at FROM head, unnest($21::text[], $22::double precision[]) AS t (id, at)
+        WHERE cardinality($21::text[]) > 0
         ON CONFLICT (run_id, id) DO UPDATE SET at = excluded.at)
       SELECT count(*)::integer AS done FROM head`,
     getRun: `SELECT ${runColumns} FROM ${s}.runs WHERE id = $1`,
