@@ -28,11 +28,7 @@ export function takeLease(
   claim: LeaseClaim,
   now: number,
 ): { readonly ok: true; readonly row: LeaseRow } | { readonly ok: false } {
-  if (!(Number.isFinite(claim.leaseMs) && claim.leaseMs > 0)) {
-    throw new WaymarkError('OPTIONS_INVALID', `a lease on run "${runId}" must last > 0 ms`, {
-      retryable: false,
-    });
-  }
+  checkLeaseMs(runId, claim.leaseMs);
   const live = row !== undefined && row.expiresAt > now;
   const mine = live && row.owner === claim.owner;
   if (live && !mine && claim.takeOver !== row.epoch) return { ok: false };
@@ -46,6 +42,22 @@ export function takeLease(
       expiresAt: now + claim.leaseMs,
     },
   };
+}
+
+/**
+ * Refuses a lease length that is not a number of ms > 0 (OPTIONS_INVALID), before anything is
+ * written; a store whose clock is its database's applies the rules of `takeLease` in SQL and
+ * checks the length here.
+ *
+ * @example
+ * checkLeaseMs('r1', claim.leaseMs);
+ */
+export function checkLeaseMs(runId: string, leaseMs: number): void {
+  if (!(Number.isFinite(leaseMs) && leaseMs > 0)) {
+    throw new WaymarkError('OPTIONS_INVALID', `a lease on run "${runId}" must last > 0 ms`, {
+      retryable: false,
+    });
+  }
 }
 
 /** A lease row as a RunRecord shows it, live or not by the store's clock. */

@@ -47,8 +47,13 @@ function describe(value: unknown): string {
   return `${typeof value} ${JSON.stringify(value)}`;
 }
 
-/** Reads typed columns out of one row, failing with STORE_CORRUPT on the first bad one. */
-class Columns {
+/**
+ * Reads typed columns out of one row, failing with STORE_CORRUPT on the first bad one.
+ *
+ * @example
+ * const seq = new Columns(row, { runId: 'r1', table: 'runs' }).integer('seq');
+ */
+export class Columns {
   readonly #row: Row;
   readonly #ref: RowRef;
 
@@ -275,4 +280,38 @@ export function readMemo(row: Row): MemoRecord {
     activation: c.text('activation'),
     at: c.time('at'),
   };
+}
+
+/**
+ * A run's events after `after`, checked to follow each other without a gap and to end at the
+ * run's own seq: a missing row, a row past the head or history that stops short of it is
+ * damage, reported for that run alone.
+ *
+ * @example
+ * const events = checkHistory(run, rows.map((row) => readEvent(row, run.id)), 0);
+ */
+export function checkHistory(
+  run: Pick<RunRecord, 'id' | 'seq'>,
+  events: readonly StoredEvent[],
+  after: number,
+): readonly StoredEvent[] {
+  let expected = after + 1;
+  for (const event of events) {
+    if (event.seq !== expected || event.seq > run.seq) {
+      const why =
+        event.seq > run.seq
+          ? `its event at seq ${event.seq} is past the run's seq ${run.seq}`
+          : `its events jump from seq ${expected - 1} to seq ${event.seq}`;
+      throw corrupt(run.id, why, { table: 'events', key: event.seq });
+    }
+    expected++;
+  }
+  if (expected - 1 < run.seq) {
+    throw corrupt(
+      run.id,
+      `its events end at seq ${expected - 1}, before the run's seq ${run.seq}: its newest rows are missing`,
+      { table: 'events', key: expected },
+    );
+  }
+  return events;
 }

@@ -1,0 +1,121 @@
+import type pg from 'pg';
+import { WaymarkError } from '../../error/waymark-error.js';
+import type { Commit, WaitRecord } from '../store.js';
+
+// The PostgreSQL store's options and the parameters its statements take: checked, and shaped
+// as arrays where a statement takes many rows at once.
+
+/** Options of a `PostgresStore` (from `waymark/postgres`). */
+export interface PostgresStoreOptions {
+  /**
+   * Where the database is: `postgres://user:password@host:5432/database`. Without it (and
+   * without `pool`), node-postgres's defaults apply: the `PGHOST`, `PGDATABASE`, `PGUSER`, ...
+   * variables, as psql reads them. A string alone may be passed instead of the options.
+   */
+  readonly connectionString?: string;
+  /**
+   * A pool to use instead of one the store creates (then `connectionString` and `poolSize` are
+   * not given). The store never ends it, and listens to none of its events: give it an
+   * `'error'` listener, as node-postgres asks of every pool.
+   */
+  readonly pool?: pg.Pool;
+  /** The PostgreSQL schema that holds the store's tables, created if missing. Default `waymark`. */
+  readonly schema?: string;
+  /** How many connections the store's own pool opens at most. Default 10. */
+  readonly poolSize?: number;
+  /**
+   * How long a call of the store's own pool waits to connect, or for a free connection, before
+   * it fails with `STORE_UNAVAILABLE` (retryable). Default 10,000 ms.
+   */
+  readonly connectTimeoutMs?: number;
+}
+
+/**
+ * The constructor's argument as options; a string is the connection string. Anything else that
+ * is not an options object is refused rather than read as "no options".
+ *
+ * @example
+ * postgresOptions('postgres://localhost/app'); // { connectionString: 'postgres://localhost/app' }
+ */
+export function postgresOptions(argument: unknown): PostgresStoreOptions {
+  const refuse = (message: string) =>
+    new WaymarkError('OPTIONS_INVALID', message, { retryable: false });
+  const options = typeof argument === 'string' ? { connectionString: argument } : argument;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw refuse(
+      'new PostgresStore() takes a connection string or an options object such as { connectionString }',
+    );
+  }
+  const { connectionString, pool, poolSize, connectTimeoutMs } = options as PostgresStoreOptions;
+  if (connectionString !== undefined && typeof connectionString !== 'string') {
+    throw refuse('connectionString must be a string such as postgres://host/database');
+  }
+  if (pool !== undefined && (connectionString !== undefined || poolSize !== undefined)) {
+    throw refuse('give either a pool, or a connectionString and poolSize for the store to use');
+  }
+  for (const [name, value] of Object.entries({ poolSize, connectTimeoutMs })) {
+    if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
+      throw refuse(`${name} must be a whole number > 0, not ${JSON.stringify(value)}`);
+    }
+  }
+  return options as PostgresStoreOptions;
+}
+
+/**
+ * A whole number for a bigint parameter: never past what a JavaScript number holds exactly.
+ *
+ * @example
+ * bigintParam(Number.POSITIVE_INFINITY, 0); // Number.MAX_SAFE_INTEGER
+ */
+export function bigintParam(value: number, fallback: number): number {
+  if (Number.isNaN(value)) return fallback;
+  return Math.min(Math.max(Math.floor(value), -Number.MAX_SAFE_INTEGER), Number.MAX_SAFE_INTEGER);
+}
+
+/**
+ * A LIMIT: null for none, never below 0.
+ *
+ * @example
+ * limitParam(-1); // 0
+ */
+export function limitParam(limit: number | undefined): number | null {
+  if (limit === undefined || limit === Number.POSITIVE_INFINITY) return null;
+  return Math.max(0, bigintParam(limit, 0));
+}
+
+/**
+ * The parameters of a full commit after its snapshot: the waits it opens and closes and the
+ * timers it sets and clears, as arrays. No two parts of the statement may touch the same row
+ * (they cannot see each other's writes), so the result is settled here as applying them in
+ * order would: a wait both opened and closed is opened closed, a wait opened twice keeps its
+ * first record, a timer set twice keeps the later time, and one both set and cleared is set.
+ *
+ * @example
+ * const values = [...step, snapshot, ...commitExtras(commit)];
+ */
+export function commitExtras(commit: Commit): unknown[] {
+  const closing = new Set(commit.waits?.close ?? []);
+  const opened = new Map<string, WaitRecord>();
+  for (const wait of commit.waits?.open ?? []) {
+    if (opened.has(wait.requestId)) continue;
+    const shut = closing.has(wait.requestId) && wait.answer === null && !wait.closedAt;
+    opened.set(wait.requestId, shut ? { ...wait, closedAt: commit.at } : wait);
+  }
+  const waits = [...opened.values()];
+  const set = new Map((commit.timers?.set ?? []).map((timer) => [timer.id, timer.at]));
+  return [
+    waits.map((w) => w.requestId),
+    waits.map((w) => w.node),
+    waits.map((w) => w.activation),
+    waits.map((w) => w.request),
+    waits.map((w) => w.openedAt),
+    waits.map((w) => w.answer),
+    waits.map((w) => w.answeredBy),
+    waits.map((w) => w.answeredAt),
+    waits.map((w) => w.closedAt ?? null),
+    [...closing],
+    (commit.timers?.clear ?? []).filter((id) => !set.has(id)),
+    [...set.keys()],
+    [...set.values()],
+  ];
+}

@@ -1,0 +1,205 @@
+import { createHash } from 'node:crypto';
+import { storedStatuses } from '../store.js';
+
+// The SQL of the PostgreSQL store, one statement per operation, for one schema. Each is a
+// named prepared statement: parsed and planned once per connection, then only bound and run.
+// Every operation that the contract makes atomic is ONE statement (data-modifying CTEs), so it
+// is its own transaction and one round trip; a refusal is a statement that changed no row,
+// never an exception, so the pooled connection is kept.
+
+/** A statement as node-postgres takes it: `name` makes it prepared once per connection. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** The database's clock in ms since the epoch: the one clock every lease is judged by. */
+const nowMs = 'floor(extract(epoch FROM statement_timestamp()) * 1000)::bigint';
+
+const statusList = storedStatuses.map((status) => `'${status}'`).join(', ');
+
+/** A run row as `readPgRun` reads it, its lease's liveness judged here, by the database. */
+const runColumns = `id, graph, graph_hash, graph_version, state_version, format, status, seq,
+  created_at, updated_at, error, labels, lease_owner, lease_host, lease_pid, lease_epoch,
+  lease_expires_at, lease_expires_at > ${nowMs} AS lease_live`;
+const runColumnCount = 18;
+
+const waitColumns = `run_id, request_id, node, activation, request, opened_at, answer,
+  answered_by, answered_at, closed_at`;
+
+/**
+ * A run row (part 0, with its latest snapshot's seq and data) and then its events after
+ * `after` (part 1), in one statement: one snapshot of the database, so the events cannot run
+ * past the run's seq unless a row is damaged. Rows come in no particular order; the store sorts.
+ */
+function history(s: string, after: string): string {
+  const blanks = Array.from({ length: runColumnCount + 2 }, () => 'NULL').join(', ');
+  return `WITH run AS (SELECT ${runColumns} FROM ${s}.runs WHERE id = $1),
+    snap AS (SELECT seq, data FROM ${s}.snapshots WHERE run_id = $1 ORDER BY seq DESC LIMIT 1)
+  SELECT 0 AS part, run.*, snap.seq AS snapshot_seq, snap.data AS snapshot_data,
+    NULL::bigint AS event_seq, NULL::double precision AS event_at, NULL::text AS event,
+    NULL::text AS trace
+  FROM run LEFT JOIN snap ON true
+  UNION ALL
+  SELECT 1, ${blanks}, e.seq, e.at, e.event, e.trace
+  FROM ${s}.events e
+  WHERE e.run_id = $1 AND e.seq > ${after} AND EXISTS (SELECT FROM run)`;
+}
+
+/** The head move every commit starts with: fenced by seq, by epoch, and by a readable status. */
+function head(s: string): string {
+  return `head AS (
+    UPDATE ${s}.runs SET seq = $2, updated_at = $3, status = $6, error = $7
+    WHERE id = $1 AND seq = $2 - 1 AND status IN (${statusList})
+      AND ($8::bigint IS NULL OR lease_epoch = $8)
+    RETURNING id)`;
+}
+
+function texts(s: string) {
+  return {
+    createRun: `WITH run AS (
+        INSERT INTO ${s}.runs (id, graph, graph_hash, graph_version, state_version, format, labels,
+          created_at, seq, status, error, updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, NULL, $8)
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id)
+      INSERT INTO ${s}.snapshots (run_id, seq, data) SELECT id, 0, $10 FROM run`,
+    // Most steps: the head moves and the event is appended, or neither (zero rows).
+    commitStep: `WITH ${head(s)}
+      INSERT INTO ${s}.events (run_id, seq, at, event, trace) SELECT id, $2, $3, $4, $5 FROM head`,
+    // A step with a snapshot, waits or timers: the same, with all of them, in one statement.
+    // The CTEs cannot see each other's writes; the store never gives two of them the same row.
+    // Each part runs only when it has something to do (a condition on its parameter alone,
+    // which PostgreSQL checks once before it reads any row): the generic plan of a prepared
+    // statement reads `= ANY (array)` as a filter over every wait of the run, and a step that
+    // closed nothing used to cost more the more waits its run had opened.
+    commitFull: `WITH ${head(s)},
+      event AS (
+        INSERT INTO ${s}.events (run_id, seq, at, event, trace) SELECT id, $2, $3, $4, $5 FROM head),
+      snapshot AS (
+        INSERT INTO ${s}.snapshots (run_id, seq, data)
+        SELECT id, $2, $9 FROM head WHERE $9::text IS NOT NULL),
+      pruned AS (
+        DELETE FROM ${s}.snapshots prior USING head
+        WHERE $9::text IS NOT NULL AND prior.run_id = head.id AND prior.seq > 0 AND prior.seq < $2),
+      opened AS (
+        INSERT INTO ${s}.waits (${waitColumns})
+        SELECT head.id, w.* FROM head,
+          unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::double precision[],
+            $15::text[], $16::text[], $17::double precision[], $18::double precision[]) AS w
+        WHERE cardinality($10::text[]) > 0
+        ON CONFLICT (run_id, request_id) DO NOTHING),
+      closed AS (
+        UPDATE ${s}.waits w SET closed_at = $3 FROM head
+        WHERE cardinality($19::text[]) > 0 AND w.run_id = head.id
+          AND w.request_id = ANY ($19::text[]) AND w.answer IS NULL AND w.closed_at IS NULL),
+      cleared AS (
+        DELETE FROM ${s}.timers t USING head
+        WHERE cardinality($20::text[]) > 0 AND t.run_id = head.id AND t.id = ANY ($20::text[])),
+      timers AS (
+        INSERT INTO ${s}.timers (run_id, id, at)
+        SELECT head.id, t.id, t.at FROM head, unnest($21::text[], $22::double precision[]) AS t (id, at)
+        WHERE cardinality($21::text[]) > 0
+        ON CONFLICT (run_id, id) DO UPDATE SET at = excluded.at)
+      SELECT count(*)::integer AS done FROM head`,
+    getRun: `SELECT ${runColumns} FROM ${s}.runs WHERE id = $1`,
+    loadRun: history(s, '(SELECT seq FROM snap)'),
+    events: history(s, '$2'),
+    listRuns: `SELECT ${runColumns} FROM ${s}.runs
+      WHERE ($1::text[] IS NULL OR status = ANY ($1)) AND ($2::text IS NULL OR graph = $2)
+      ORDER BY created_at DESC, id DESC
+      LIMIT $3`,
+    snapshotAt: `SELECT seq, data FROM ${s}.snapshots WHERE run_id = $1 AND seq <= $2
+      ORDER BY seq DESC LIMIT 1`,
+    usage: `SELECT
+        (SELECT count(*) FROM ${s}.events WHERE run_id = r.id) AS events,
+        (SELECT coalesce(sum(octet_length(event) + coalesce(octet_length(trace), 0)), 0)
+          FROM ${s}.events WHERE run_id = r.id) AS event_bytes,
+        (SELECT count(*) FROM ${s}.snapshots WHERE run_id = r.id) AS snapshots,
+        (SELECT coalesce(sum(octet_length(data)), 0) FROM ${s}.snapshots WHERE run_id = r.id)
+          AS snapshot_bytes
+      FROM ${s}.runs r WHERE r.id = $1`,
+    // A live lease of another owner is kept unless the claim takes it over at its epoch; the
+    // same owner keeps its epoch; anyone else gets epoch + 1. SET reads the row as it was.
+    acquire: `UPDATE ${s}.runs SET
+        lease_epoch = CASE WHEN lease_expires_at > ${nowMs} AND lease_owner = $2
+          THEN lease_epoch ELSE coalesce(lease_epoch, 0) + 1 END,
+        lease_owner = $2, lease_host = $3, lease_pid = $4,
+        lease_expires_at = ${nowMs} + ceil($5::double precision)::bigint
+      WHERE id = $1 AND (lease_epoch IS NULL OR NOT lease_expires_at > ${nowMs}
+        OR lease_owner = $2 OR lease_epoch = $6::bigint)
+      RETURNING lease_epoch AS epoch, lease_expires_at AS expires_at`,
+    leaseOf: `SELECT lease_owner, lease_host, lease_pid, lease_epoch, lease_expires_at,
+        ${nowMs} AS now
+      FROM ${s}.runs WHERE id = $1`,
+    // Every lease of the batch in one statement; those that no longer match are lost.
+    renew: `UPDATE ${s}.runs r SET lease_expires_at = ${nowMs} + ceil($4::double precision)::bigint
+      FROM unnest($1::text[], $2::bigint[], $3::text[]) AS l (run_id, epoch, owner)
+      WHERE r.id = l.run_id AND r.lease_epoch = l.epoch AND r.lease_owner = l.owner
+      RETURNING r.id, r.lease_epoch AS epoch, r.lease_owner AS owner, r.lease_expires_at AS expires_at`,
+    release: `UPDATE ${s}.runs SET lease_expires_at = 0
+      WHERE id = $1 AND lease_epoch = $2 AND lease_owner = $3`,
+    listTimers: `SELECT r.id AS found, t.run_id, t.id, t.at
+      FROM ${s}.runs r LEFT JOIN ${s}.timers t ON t.run_id = r.id
+      WHERE r.id = $1 ORDER BY t.at, t.id`,
+    dueTimers: `SELECT run_id, id, at FROM ${s}.timers WHERE at <= $1
+      ORDER BY at, run_id, id LIMIT $2`,
+    // The row that stands, in the same statement when this call recorded it.
+    recordEffect: `WITH run AS (SELECT id FROM ${s}.runs WHERE id = $1),
+      recorded AS (
+        INSERT INTO ${s}.effects (run_id, key, result, at) SELECT id, $2, $3, $4 FROM run
+        ON CONFLICT (run_id, key) DO NOTHING
+        RETURNING run_id, key, result, at)
+      SELECT run.id AS found, recorded.* FROM run LEFT JOIN recorded ON true`,
+    getEffect: `SELECT r.id AS found, e.run_id, e.key, e.result, e.at
+      FROM ${s}.runs r LEFT JOIN ${s}.effects e ON e.run_id = r.id AND e.key = $2
+      WHERE r.id = $1`,
+    openWait: `WITH run AS (SELECT id FROM ${s}.runs WHERE id = $1),
+      opened AS (
+        INSERT INTO ${s}.waits (${waitColumns})
+        SELECT id, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM run
+        ON CONFLICT (run_id, request_id) DO NOTHING)
+      SELECT id AS found FROM run`,
+    // One conditional UPDATE: of two answers racing, the second re-reads the row the first
+    // wrote once its lock is free, finds an answer, and changes nothing.
+    answerWait: `UPDATE ${s}.waits SET answer = $3, answered_by = $4, answered_at = $5
+      WHERE run_id = $1 AND request_id = $2 AND answer IS NULL AND closed_at IS NULL
+      RETURNING ${waitColumns}`,
+    getWait: `SELECT r.id AS found, w.run_id, w.request_id, w.node, w.activation, w.request,
+        w.opened_at, w.answer, w.answered_by, w.answered_at, w.closed_at
+      FROM ${s}.runs r LEFT JOIN ${s}.waits w ON w.run_id = r.id AND w.request_id = $2
+      WHERE r.id = $1`,
+    listWaits: `SELECT r.id AS found, w.run_id, w.request_id, w.node, w.activation, w.request,
+        w.opened_at, w.answer, w.answered_by, w.answered_at, w.closed_at
+      FROM ${s}.runs r LEFT JOIN ${s}.waits w ON w.run_id = r.id
+        AND ($2::boolean IS NULL OR (w.answer IS NULL AND w.closed_at IS NULL) = $2)
+      WHERE r.id = $1 ORDER BY w.opened_at, w.n`,
+    putMemo: `INSERT INTO ${s}.memos (graph, node, node_version, input_hash, output, run_id,
+        activation, at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    findMemo: `SELECT graph, node, node_version, input_hash, output, run_id, activation, at
+      FROM ${s}.memos WHERE graph = $1 AND node = $2 AND node_version = $3 AND input_hash = $4
+      ORDER BY n DESC LIMIT 1`,
+  };
+}
+
+/** Every statement of the store for the quoted schema `s`. */
+export type PgStatements = { readonly [K in keyof ReturnType<typeof texts>]: Statement };
+
+/**
+ * The store's statements for one schema. A statement's name carries a hash of its text: the
+ * names are per connection, and two stores (two schemas, two versions of waymark) may share a
+ * pool without one's prepared statement standing in for the other's.
+ *
+ * @example
+ * const sql = pgStatements('"waymark"');
+ * await pool.query({ ...sql.getRun, values: ['r1'] });
+ */
+export function pgStatements(s: string): PgStatements {
+  return Object.fromEntries(
+    Object.entries(texts(s)).map(([key, text]) => {
+      const hash = createHash('sha256').update(text).digest('hex').slice(0, 16);
+      return [key, { name: `waymark_${key}_${hash}`, text }];
+    }),
+  ) as unknown as PgStatements;
+}

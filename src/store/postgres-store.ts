@@ -1,0 +1,501 @@
+import pg from 'pg';
+import { WaymarkError } from '../error/waymark-error.js';
+import { checkLeaseMs, leaseLost, runOwned } from './internal/leases.js';
+import { closedStore, quoteSchema, unavailable, uniqueViolation } from './internal/pg-errors.js';
+import {
+  bigintParam,
+  commitExtras,
+  limitParam,
+  type PostgresStoreOptions,
+  postgresOptions,
+} from './internal/pg-params.js';
+import { pgTypes, readPgRun } from './internal/pg-rows.js';
+import { migratePg } from './internal/pg-schema.js';
+import { type PgStatements, pgStatements, type Statement } from './internal/pg-sql.js';
+import {
+  Columns,
+  checkHistory,
+  corrupt,
+  type Row,
+  readEffect,
+  readEvent,
+  readLease,
+  readMemo,
+  readSnapshot,
+  readTimer,
+  readWait,
+} from './internal/rows.js';
+import { waitClosed } from './internal/waits.js';
+import type {
+  Commit,
+  EffectRecord,
+  Lease,
+  LeaseClaim,
+  LoadedRun,
+  MemoRecord,
+  NewRun,
+  RunFilter,
+  RunRecord,
+  RunUsage,
+  Store,
+  StoredEvent,
+  TimerRecord,
+  WaitRecord,
+} from './store.js';
+import { storeFormatVersion } from './store.js';
+
+export type { PostgresStoreOptions } from './internal/pg-params.js';
+
+/** The schema a store without a `schema` option keeps its tables in. */
+export const defaultPostgresSchema = 'waymark';
+
+/** How often a refused commit or claim is tried again when the refusal no longer holds. */
+const maxRetries = 3;
+
+/** There is no such run in the store. */
+function runNotFound(runId: string): WaymarkError {
+  return new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
+}
+
+/**
+ * The store on PostgreSQL, through node-postgres: many processes on many machines share one
+ * database. Each step's commit is one statement, fenced by the run's seq and lease epoch;
+ * leases expire by the database's clock. The store creates and migrates its schema on its first
+ * call (or in {@link PostgresStore.open}). Import it from `waymark/postgres`.
+ *
+ * @example
+ * import { PostgresStore } from 'waymark/postgres';
+ * const store = await PostgresStore.open('postgres://localhost/app'); // schema "waymark"
+ * const first = await run(g, input, { store });
+ * await store.close();
+ */
+export class PostgresStore implements Store {
+  /** The PostgreSQL schema that holds the store's tables. */
+  readonly schema: string;
+  readonly #pool: pg.Pool;
+  readonly #ownsPool: boolean;
+  readonly #quoted: string;
+  readonly #sql: PgStatements;
+  #setup: Promise<void> | undefined;
+  #migrated = false;
+  #closed = false;
+
+  /**
+   * Checks the options and makes (or takes) the pool; connects on the first call.
+   *
+   * @throws WaymarkError `OPTIONS_INVALID` for an argument that is neither a connection string
+   *   nor an options object, a schema name that is not a plain lower-case identifier, a
+   *   `poolSize` or `connectTimeoutMs` that is not a whole number > 0, or a `pool` given with
+   *   a `connectionString` or `poolSize`.
+   * @example
+   * new PostgresStore({ connectionString: process.env.DATABASE_URL, schema: 'runs', poolSize: 20 });
+   */
+  constructor(connectionOrOptions: string | PostgresStoreOptions = {}) {
+    const options = postgresOptions(connectionOrOptions);
+    this.schema = options.schema ?? defaultPostgresSchema;
+    this.#quoted = quoteSchema(this.schema);
+    this.#sql = pgStatements(this.#quoted);
+    this.#ownsPool = options.pool === undefined;
+    this.#pool =
+      options.pool ??
+      new pg.Pool({
+        ...(options.connectionString !== undefined && {
+          connectionString: options.connectionString,
+        }),
+        max: options.poolSize ?? 10,
+        connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+        // Named in pg_stat_activity (a connection string's own application_name wins).
+        application_name: 'waymark',
+        // A process that forgets close() still exits once its connections are idle.
+        allowExitOnIdle: true,
+      });
+    // An idle connection whose server went away: the pool drops it and opens another on the
+    // next call, which reports STORE_UNAVAILABLE if the server is still gone.
+    if (this.#ownsPool) this.#pool.on('error', () => {});
+  }
+
+  /**
+   * A store whose schema is ready: connects, and creates or migrates the schema, now rather
+   * than on the first call.
+   *
+   * @throws WaymarkError `STORE_UNAVAILABLE` if the database cannot be reached (retryable),
+   *   `STORE_VERSION_UNSUPPORTED` if its schema is newer than this waymark.
+   * @example
+   * const store = await PostgresStore.open({ connectionString: 'postgres://localhost/app' });
+   */
+  static async open(connectionOrOptions?: string | PostgresStoreOptions): Promise<PostgresStore> {
+    const store = new PostgresStore(connectionOrOptions);
+    try {
+      await store.#ready();
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return store;
+  }
+
+  async createRun(run: NewRun): Promise<void> {
+    const result = await this.#query(this.#sql.createRun, [
+      run.id,
+      run.graph,
+      run.graphHash,
+      run.graphVersion,
+      run.stateVersion,
+      storeFormatVersion,
+      run.labels ?? null,
+      run.createdAt,
+      run.status,
+      run.snapshot,
+    ]);
+    if (result.rowCount === 0) {
+      throw new WaymarkError('RUN_EXISTS', `run "${run.id}" exists already`, {
+        retryable: false,
+      });
+    }
+  }
+
+  async commit(runId: string, commit: Commit): Promise<void> {
+    const { seq, at, event, trace, status, error, snapshot } = commit;
+    const epoch = commit.epoch ?? null;
+    const step = [runId, seq, at, event, trace, status, error, epoch];
+    // Most steps carry no snapshot, wait or timer: the head moves and the event is appended.
+    const simple = snapshot === null && commit.waits === undefined && commit.timers === undefined;
+    const values = simple ? step : [...step, snapshot, ...commitExtras(commit)];
+    const damaged = (failure: unknown) => {
+      const constraint = uniqueViolation(failure);
+      if (constraint !== 'events_pkey' && constraint !== 'snapshots_pkey') return undefined;
+      // The head accepted seq - 1; then a row of the run was already where this one goes.
+      return corrupt(runId, `it already has rows at seq ${seq}, past its seq ${seq - 1}`, {
+        table: constraint.slice(0, -'_pkey'.length),
+        key: seq,
+      });
+    };
+    for (let attempt = 1; ; attempt++) {
+      const result = simple
+        ? await this.#query(this.#sql.commitStep, values, damaged)
+        : await this.#query(this.#sql.commitFull, values, damaged);
+      if ((simple ? result.rowCount : result.rows[0]?.done) === 1) return;
+      // Nothing was written. Why, as the contract names it: reading the run explains it, and
+      // fails by itself if the run is gone or its row is damaged.
+      const run = await this.getRun(runId);
+      if (run === undefined) throw runNotFound(runId);
+      if (epoch !== null && run.lease?.epoch !== epoch) {
+        throw leaseLost(runId, epoch, run.lease ?? undefined);
+      }
+      // The run reached seq - 1 between the two statements: the commit is in order now.
+      if (run.seq !== seq - 1 || attempt === maxRetries) {
+        throw new WaymarkError(
+          'STORE_CONFLICT',
+          `run "${runId}" is at sequence ${run.seq}; a commit for ${seq} is stale or out of order`,
+          { details: { runId, current: run.seq, attempted: seq } },
+        );
+      }
+    }
+  }
+
+  async acquire(runId: string, claim: LeaseClaim): Promise<Lease> {
+    checkLeaseMs(runId, claim.leaseMs);
+    const { owner, leaseMs } = claim;
+    const { host = null, pid = null, takeOver = null } = claim;
+    for (let attempt = 1; ; attempt++) {
+      const { rows } = await this.#query(this.#sql.acquire, [
+        runId,
+        owner,
+        host,
+        pid,
+        leaseMs,
+        takeOver,
+      ]);
+      if (rows[0] !== undefined) {
+        const c = new Columns(rows[0], { runId, table: 'runs' });
+        return { runId, owner, epoch: c.integer('epoch'), expiresAt: c.integer('expires_at') };
+      }
+      const { rows: held } = await this.#query(this.#sql.leaseOf, [runId]);
+      if (held[0] === undefined) throw runNotFound(runId);
+      const lease = readLease(held[0], runId);
+      const now = new Columns(held[0], { runId, table: 'runs' }).integer('now');
+      const refused =
+        lease !== undefined &&
+        lease.expiresAt > now &&
+        lease.owner !== owner &&
+        lease.epoch !== claim.takeOver;
+      // The lease expired or was released between the two statements: claim it again.
+      if (refused || attempt === maxRetries) throw runOwned(runId, lease!, now);
+    }
+  }
+
+  async renew(
+    leases: readonly Lease[],
+    leaseMs: number,
+  ): Promise<{ renewed: Lease[]; lost: string[] }> {
+    if (leases.length === 0) return { renewed: [], lost: [] };
+    checkLeaseMs(leases[0]!.runId, leaseMs);
+    const { rows } = await this.#query(this.#sql.renew, [
+      leases.map((l) => l.runId),
+      leases.map((l) => l.epoch),
+      leases.map((l) => l.owner),
+      leaseMs,
+    ]);
+    // Which leases held: the run's epoch and owner still theirs. Keyed by both, with the run.
+    const key = (runId: unknown, epoch: unknown, owner: unknown) =>
+      JSON.stringify([runId, epoch, owner]);
+    const held = new Map(
+      rows.map((row) => [
+        key(row.id, row.epoch, row.owner),
+        new Columns(row, { runId: String(row.id), table: 'runs' }).integer('expires_at'),
+      ]),
+    );
+    const renewed: Lease[] = [];
+    const lost: string[] = [];
+    for (const lease of leases) {
+      const expiresAt = held.get(key(lease.runId, lease.epoch, lease.owner));
+      if (expiresAt === undefined) lost.push(lease.runId);
+      else renewed.push({ ...lease, expiresAt });
+    }
+    return { renewed, lost };
+  }
+
+  async release(lease: Lease): Promise<void> {
+    await this.#query(this.#sql.release, [lease.runId, lease.epoch, lease.owner]);
+  }
+
+  async listTimers(runId: string): Promise<TimerRecord[]> {
+    const { rows } = await this.#query(this.#sql.listTimers, [runId]);
+    if (rows.length === 0) throw runNotFound(runId);
+    return rows.filter((row) => row.id !== null).map(readTimer);
+  }
+
+  async dueTimers(at: number, limit?: number): Promise<TimerRecord[]> {
+    const { rows } = await this.#query(this.#sql.dueTimers, [at, limitParam(limit)]);
+    return rows.map(readTimer);
+  }
+
+  async snapshotAt(runId: string, seq: number): Promise<{ seq: number; data: string } | undefined> {
+    const { rows } = await this.#query(this.#sql.snapshotAt, [runId, bigintParam(seq, -1)]);
+    return rows[0] === undefined ? undefined : readSnapshot(rows[0], runId);
+  }
+
+  async loadRun(runId: string): Promise<LoadedRun | undefined> {
+    const rows = await this.#history(this.#sql.loadRun, [runId]);
+    if (rows === undefined) return undefined;
+    const run = readPgRun(rows.run, runId);
+    if (run.format > storeFormatVersion) {
+      throw new WaymarkError(
+        'STORE_VERSION_UNSUPPORTED',
+        `run "${runId}" cannot be loaded: it was written in store format ${run.format}, newer than this waymark reads (${storeFormatVersion})`,
+        { retryable: false, details: { runId, table: 'runs', column: 'format' } },
+      );
+    }
+    if (rows.run.snapshot_seq === null) {
+      throw corrupt(runId, 'it has no snapshot', { table: 'snapshots' });
+    }
+    const snapshot = readSnapshot(
+      { seq: rows.run.snapshot_seq, data: rows.run.snapshot_data },
+      runId,
+    );
+    if (snapshot.seq > run.seq) {
+      throw corrupt(runId, `its snapshot at seq ${snapshot.seq} is past the run's seq ${run.seq}`, {
+        table: 'snapshots',
+        key: snapshot.seq,
+      });
+    }
+    const events = checkHistory(run, rows.events, snapshot.seq);
+    return { run, snapshot, events: [...events] };
+  }
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    const { rows } = await this.#query(this.#sql.getRun, [runId]);
+    return rows[0] === undefined ? undefined : readPgRun(rows[0], runId);
+  }
+
+  async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
+    const { rows } = await this.#query(this.#sql.listRuns, [
+      filter.status === undefined ? null : [filter.status].flat(),
+      filter.graph ?? null,
+      limitParam(filter.limit),
+    ]);
+    // A row that cannot be read is left out rather than failing the whole listing: every other
+    // run stays usable, and loading the bad one still says STORE_CORRUPT.
+    return rows.flatMap((row) => {
+      try {
+        return [readPgRun(row, String(row.id))];
+      } catch (error) {
+        if ((error as { code?: unknown }).code === 'STORE_CORRUPT') return [];
+        throw error;
+      }
+    });
+  }
+
+  async events(runId: string, afterSeq = 0): Promise<StoredEvent[]> {
+    const after = Math.max(0, bigintParam(afterSeq, 0));
+    const rows = await this.#history(this.#sql.events, [runId, after]);
+    if (rows === undefined) throw runNotFound(runId);
+    return [...checkHistory(readPgRun(rows.run, runId), rows.events, after)];
+  }
+
+  async usage(runId: string): Promise<RunUsage> {
+    const { rows } = await this.#query(this.#sql.usage, [runId]);
+    if (rows[0] === undefined) throw runNotFound(runId);
+    const c = new Columns(rows[0], { runId, table: 'events' });
+    return {
+      events: c.integer('events'),
+      eventBytes: c.integer('event_bytes'),
+      snapshots: c.integer('snapshots'),
+      snapshotBytes: c.integer('snapshot_bytes'),
+    };
+  }
+
+  async recordEffect(effect: EffectRecord): Promise<EffectRecord> {
+    const { runId, key, result, at } = effect;
+    const { rows } = await this.#query(this.#sql.recordEffect, [runId, key, result, at]);
+    if (rows[0] === undefined) throw runNotFound(runId);
+    if (rows[0].key !== null) return readEffect(rows[0], runId);
+    // Another call recorded it first; this statement, started before it committed, could not
+    // see its row, the next one does.
+    const stands = await this.getEffect(runId, key);
+    if (stands === undefined) throw corrupt(runId, `its effect "${key}" vanished`, { key });
+    return stands;
+  }
+
+  async getEffect(runId: string, key: string): Promise<EffectRecord | undefined> {
+    const { rows } = await this.#query(this.#sql.getEffect, [runId, key]);
+    if (rows[0] === undefined) throw runNotFound(runId);
+    return rows[0].key === null ? undefined : readEffect(rows[0], runId);
+  }
+
+  async openWait(wait: WaitRecord): Promise<void> {
+    const { rows } = await this.#query(this.#sql.openWait, [
+      wait.runId,
+      wait.requestId,
+      wait.node,
+      wait.activation,
+      wait.request,
+      wait.openedAt,
+      wait.answer,
+      wait.answeredBy,
+      wait.answeredAt,
+      wait.closedAt ?? null,
+    ]);
+    // Opening the same request again (a replayed step) keeps the first record and its answer.
+    if (rows.length === 0) throw runNotFound(wait.runId);
+  }
+
+  async answerWait(
+    runId: string,
+    requestId: string,
+    answer: string,
+    by: string,
+    at: number,
+  ): Promise<WaitRecord> {
+    const answered = await this.#query(this.#sql.answerWait, [runId, requestId, answer, by, at]);
+    if (answered.rows[0] !== undefined) return readWait(answered.rows[0], runId);
+    const { rows } = await this.#query(this.#sql.getWait, [runId, requestId]);
+    if (rows[0] === undefined) throw runNotFound(runId);
+    if (rows[0].request_id === null) {
+      throw new WaymarkError('WAIT_NOT_FOUND', `run "${runId}" has no wait "${requestId}"`, {
+        retryable: false,
+      });
+    }
+    const record = readWait(rows[0], runId);
+    if (record.answer === null && record.closedAt) throw waitClosed(runId, requestId);
+    throw new WaymarkError(
+      'WAIT_ALREADY_ANSWERED',
+      `wait "${requestId}" of run "${runId}" was answered by ${record.answeredBy} already`,
+      { retryable: false },
+    );
+  }
+
+  async listWaits(runId: string, options: { readonly open?: boolean } = {}): Promise<WaitRecord[]> {
+    const { rows } = await this.#query(this.#sql.listWaits, [runId, options.open ?? null]);
+    if (rows.length === 0) throw runNotFound(runId);
+    return rows.filter((row) => row.request_id !== null).map((row) => readWait(row, runId));
+  }
+
+  async putMemo(memo: MemoRecord): Promise<void> {
+    await this.#query(this.#sql.putMemo, [
+      memo.graph,
+      memo.node,
+      memo.nodeVersion,
+      memo.inputHash,
+      memo.output,
+      memo.runId,
+      memo.activation,
+      memo.at,
+    ]);
+  }
+
+  async findMemo(
+    graph: string,
+    node: string,
+    nodeVersion: number,
+    inputHash: string,
+  ): Promise<MemoRecord | undefined> {
+    const { rows } = await this.#query(this.#sql.findMemo, [graph, node, nodeVersion, inputHash]);
+    return rows[0] === undefined ? undefined : readMemo(rows[0]);
+  }
+
+  /** Ends the pool the store created (a pool it was given is left to its owner). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#ownsPool) await this.#pool.end();
+  }
+
+  /** Creates or migrates the schema once; a failure is not kept, so the next call tries again. */
+  async #ready(): Promise<void> {
+    if (this.#closed) throw closedStore(this.schema);
+    this.#setup ??= migratePg(this.#pool, this.schema, this.#quoted).then(
+      () => {
+        this.#migrated = true;
+      },
+      (error: unknown) => {
+        this.#setup = undefined;
+        throw unavailable(this.schema, error);
+      },
+    );
+    await this.#setup;
+  }
+
+  /**
+   * Runs one statement. A driver failure becomes STORE_UNAVAILABLE, unless `refusal` names it
+   * otherwise (a constraint a damaged row broke).
+   */
+  async #query(
+    statement: Statement,
+    values: readonly unknown[],
+    refusal?: (error: unknown) => WaymarkError | undefined,
+  ): Promise<pg.QueryResult<Row>> {
+    if (!this.#migrated || this.#closed) await this.#ready();
+    try {
+      return await this.#pool.query<Row>({
+        name: statement.name,
+        text: statement.text,
+        values: values as unknown[],
+        types: pgTypes,
+      });
+    } catch (error) {
+      throw refusal?.(error) ?? unavailable(this.schema, error);
+    }
+  }
+
+  /** The run row and its events, from one statement of {@link pgStatements}' history kind. */
+  async #history(
+    statement: Statement,
+    values: readonly unknown[],
+  ): Promise<{ run: Row; events: StoredEvent[] } | undefined> {
+    const { rows } = await this.#query(statement, values);
+    const run = rows.find((row) => row.part === 0);
+    if (run === undefined) return undefined;
+    const runId = String(values[0]);
+    const events = rows
+      .filter((row) => row.part === 1)
+      .map((row) =>
+        readEvent(
+          { seq: row.event_seq, at: row.event_at, event: row.event, trace: row.trace },
+          runId,
+        ),
+      )
+      .sort((a, b) => a.seq - b.seq);
+    return { run, events };
+  }
+}
