@@ -32,6 +32,7 @@ interface Builder {
 export const publicEntries: Readonly<Record<string, string>> = {
   waymark: 'index.js',
   'waymark/sqlite': 'sqlite.js',
+  'waymark/postgres': 'postgres.js',
   'waymark/model': 'model/index.js',
   'waymark/testing': 'testing/index.js',
 };
