@@ -200,8 +200,15 @@ export class Worker {
           held.map((h) => h.task),
           leaseMs,
         );
-        for (const key of lost)
-          this.#inFlight.get(key)?.stop.abort(new Error('this worker lost the task'));
+        for (const key of lost) {
+          // Cancelled, or taken over: nothing this attempt does can be recorded now, so the
+          // worker stops waiting for it and frees its slot.
+          const held = this.#inFlight.get(key);
+          if (held === undefined) continue;
+          held.stop.abort(new Error('this worker lost the task'));
+          this.#inFlight.delete(key);
+          this.#tell({ type: 'lost', runId: held.task.runId, activation: held.task.activation });
+        }
       } catch (error) {
         this.#tell({ type: 'error', error });
       }

@@ -9,6 +9,7 @@ import {
   type PostgresStoreOptions,
   postgresOptions,
 } from './internal/pg-params.js';
+import { workChannel } from './internal/pg-queue-sql.js';
 import { pgTypes, readPgRun } from './internal/pg-rows.js';
 import { migratePg } from './internal/pg-schema.js';
 import { type PgStatements, pgStatements, type Statement } from './internal/pg-sql.js';
@@ -27,8 +28,10 @@ import {
 } from './internal/rows.js';
 import { waitClosed } from './internal/waits.js';
 import type {
+  ClaimedTask,
   Commit,
   EffectRecord,
+  InboxRecord,
   Lease,
   LeaseClaim,
   LoadedRun,
@@ -39,8 +42,12 @@ import type {
   RunUsage,
   Store,
   StoredEvent,
+  TaskRecord,
   TimerRecord,
   WaitRecord,
+  WorkClaim,
+  WorkerRecord,
+  WorkQueue,
 } from './store.js';
 import { storeFormatVersion } from './store.js';
 
@@ -69,7 +76,7 @@ function runNotFound(runId: string): WaymarkError {
  * const first = await run(g, input, { store });
  * await store.close();
  */
-export class PostgresStore implements Store {
+export class PostgresStore implements Store, WorkQueue {
   /** The PostgreSQL schema that holds the store's tables. */
   readonly schema: string;
   readonly #pool: pg.Pool;
@@ -79,6 +86,10 @@ export class PostgresStore implements Store {
   #setup: Promise<void> | undefined;
   #migrated = false;
   #closed = false;
+  readonly #notify: boolean;
+  readonly #connection: pg.ClientConfig;
+  #listener: Promise<pg.Client | undefined> | undefined;
+  readonly #waiting = new Set<() => void>();
 
   /**
    * Checks the options and makes (or takes) the pool; connects on the first call.
@@ -96,6 +107,11 @@ export class PostgresStore implements Store {
     this.#quoted = quoteSchema(this.schema);
     this.#sql = pgStatements(this.#quoted);
     this.#ownsPool = options.pool === undefined;
+    this.#notify = options.notify ?? true;
+    this.#connection = {
+      application_name: 'waymark-listen',
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    };
     this.#pool =
       options.pool ??
       new pg.Pool({
@@ -159,7 +175,14 @@ export class PostgresStore implements Store {
     const epoch = commit.epoch ?? null;
     const step = [runId, seq, at, event, trace, status, error, epoch];
     // Most steps carry no snapshot, wait or timer: the head moves and the event is appended.
-    const simple = snapshot === null && commit.waits === undefined && commit.timers === undefined;
+    const { schedule } = commit;
+    const scheduled =
+      schedule !== undefined &&
+      ((schedule.tasks?.length ?? 0) > 0 ||
+        (schedule.cancel?.length ?? 0) > 0 ||
+        (schedule.consumed?.length ?? 0) > 0);
+    const simple =
+      snapshot === null && commit.waits === undefined && commit.timers === undefined && !scheduled;
     const values = simple ? step : [...step, snapshot, ...commitExtras(commit)];
     const damaged = (failure: unknown) => {
       const constraint = uniqueViolation(failure);
@@ -434,10 +457,208 @@ export class PostgresStore implements Store {
     return rows[0] === undefined ? undefined : readMemo(rows[0]);
   }
 
+  async registerWorker(worker: {
+    readonly id: string;
+    readonly host: string;
+    readonly pid: number;
+    readonly graphs: WorkerRecord['graphs'];
+    readonly leaseMs: number;
+  }): Promise<void> {
+    checkLeaseMs(worker.id, worker.leaseMs);
+    await this.#query(this.#sql.registerWorker, [
+      worker.id,
+      worker.host,
+      worker.pid,
+      JSON.stringify(worker.graphs),
+      worker.leaseMs,
+    ]);
+  }
+
+  async unregisterWorker(id: string): Promise<void> {
+    await this.#query(this.#sql.unregisterWorker, [id]);
+  }
+
+  async listWorkers(): Promise<WorkerRecord[]> {
+    const { rows } = await this.#query(this.#sql.listWorkers, []);
+    return rows.map((row) => {
+      const c = new Columns(row, { runId: String(row.id), table: 'workers' });
+      return {
+        id: c.text('id'),
+        host: c.text('host'),
+        pid: c.integer('pid'),
+        graphs: JSON.parse(c.text('graphs')) as WorkerRecord['graphs'],
+        expiresAt: c.integer('expires_at'),
+        live: row.live === true,
+      };
+    });
+  }
+
+  async claimRuns(claim: WorkClaim): Promise<Lease[]> {
+    checkLeaseMs('(claim)', claim.leaseMs);
+    const { rows } = await this.#query(this.#sql.claimRuns, [
+      claim.graphs.map((g) => g.name),
+      claim.graphs.map((g) => g.hash),
+      limitParam(claim.limit),
+      claim.owner,
+      claim.host ?? null,
+      claim.pid ?? null,
+      claim.leaseMs,
+    ]);
+    return rows.map((row) => {
+      const c = new Columns(row, { runId: String(row.id), table: 'runs' });
+      return {
+        runId: c.text('id'),
+        owner: claim.owner,
+        epoch: c.integer('epoch'),
+        expiresAt: c.integer('expires_at'),
+      };
+    });
+  }
+
+  async claimTasks(claim: WorkClaim): Promise<ClaimedTask[]> {
+    checkLeaseMs('(claim)', claim.leaseMs);
+    const { rows } = await this.#query(this.#sql.claimTasks, [
+      claim.graphs.map((g) => g.name),
+      claim.graphs.map((g) => g.hash),
+      limitParam(claim.limit),
+      claim.owner,
+      claim.leaseMs,
+    ]);
+    return rows.map(readTask);
+  }
+
+  async renewTasks(
+    tasks: readonly ClaimedTask[],
+    leaseMs: number,
+  ): Promise<{ renewed: ClaimedTask[]; lost: string[] }> {
+    if (tasks.length === 0) return { renewed: [], lost: [] };
+    checkLeaseMs(tasks[0]!.runId, leaseMs);
+    const { rows } = await this.#query(this.#sql.renewTasks, [
+      tasks.map((t) => t.runId),
+      tasks.map((t) => t.activation),
+      tasks.map((t) => t.epoch),
+      tasks[0]!.owner,
+      leaseMs,
+    ]);
+    const held = new Map(
+      rows.map((row) => [`${row.run_id}/${row.activation}`, Number(row.expires_at)]),
+    );
+    const renewed: ClaimedTask[] = [];
+    const lost: string[] = [];
+    for (const task of tasks) {
+      const key = `${task.runId}/${task.activation}`;
+      const expiresAt = held.get(key);
+      if (expiresAt === undefined) lost.push(key);
+      else renewed.push({ ...task, expiresAt });
+    }
+    return { renewed, lost };
+  }
+
+  async finishTask(task: ClaimedTask, attempt: string, at: number): Promise<boolean> {
+    const { rows } = await this.#query(this.#sql.finishTask, [
+      task.runId,
+      task.activation,
+      task.epoch,
+      task.owner,
+      attempt,
+      at,
+    ]);
+    return rows.length === 1;
+  }
+
+  async releaseTask(task: ClaimedTask): Promise<void> {
+    await this.#query(this.#sql.releaseTask, [task.runId, task.activation, task.epoch, task.owner]);
+  }
+
+  async wake(runId: string, at: number): Promise<void> {
+    await this.#query(this.#sql.wake, [runId, at]);
+  }
+
+  async inbox(runId: string): Promise<InboxRecord[]> {
+    const { rows } = await this.#query(this.#sql.inbox, [runId]);
+    return rows.map((row) => {
+      const c = new Columns(row, { runId, table: 'inbox' });
+      return {
+        id: c.integer('id'),
+        runId: c.text('run_id'),
+        attempt: c.textOrNull('attempt'),
+        at: c.time('at'),
+      };
+    });
+  }
+
+  async consume(runId: string, lease: Lease, ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.#query(this.#sql.consume, [runId, ids, lease.epoch, lease.owner]);
+  }
+
+  async listTasks(runId: string): Promise<TaskRecord[]> {
+    const { rows } = await this.#query(this.#sql.listTasks, [runId]);
+    return rows.map(readTask);
+  }
+
+  /**
+   * Waits for a notification on this store's work channel (LISTEN on a connection of its own,
+   * outside the pool), or `ms`, or `signal`. Notifications are coalesced: every waiter wakes on
+   * the next one. With `notify: false` (PgBouncer in transaction mode keeps no LISTEN), or
+   * while the listening connection is down, it is a plain poll.
+   */
+  async waitForWork(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    if (this.#notify && !this.#closed) await this.#listen();
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.#waiting.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.#waiting.add(done);
+    });
+  }
+
+  /** The listening connection, opened once; a broken one is dropped and opened again later. */
+  #listen(): Promise<pg.Client | undefined> {
+    this.#listener ??= (async () => {
+      await this.#ready();
+      // The pool's own settings (its connection string, or what it was given), not one of its
+      // connections: LISTEN must outlive every query.
+      const client = new pg.Client({
+        ...(this.#pool as unknown as { options: pg.ClientConfig }).options,
+        ...this.#connection,
+      });
+      const drop = () => {
+        this.#listener = undefined;
+        client.end().catch(() => {});
+      };
+      client.on('error', drop);
+      client.on('end', () => {
+        this.#listener = undefined;
+      });
+      client.on('notification', () => {
+        for (const wake of [...this.#waiting]) wake();
+      });
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${workChannel(this.#quoted)}`);
+        return client;
+      } catch {
+        drop();
+        return undefined;
+      }
+    })();
+    return this.#listener;
+  }
+
   /** Ends the pool the store created (a pool it was given is left to its owner). */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const wake of [...this.#waiting]) wake();
+    const listener = await this.#listener?.catch(() => undefined);
+    await listener?.end().catch(() => {});
     if (this.#ownsPool) await this.#pool.end();
   }
 
@@ -498,4 +719,23 @@ export class PostgresStore implements Store {
       .sort((a, b) => a.seq - b.seq);
     return { run, events };
   }
+}
+
+/** A tasks row as a task record (claimed or not: owner and epoch as the row has them). */
+function readTask(row: Row): ClaimedTask {
+  const runId = String(row.run_id);
+  const c = new Columns(row, { runId, table: 'tasks', key: String(row.activation) });
+  return {
+    runId: c.text('run_id'),
+    activation: c.text('activation'),
+    attempt: c.integer('attempt'),
+    node: c.text('node'),
+    graph: c.text('graph'),
+    graphHash: c.text('graph_hash'),
+    notBefore: row.not_before === null ? null : c.integer('not_before'),
+    input: c.text('input'),
+    owner: c.textOrNull('owner') ?? '',
+    epoch: c.integer('epoch'),
+    expiresAt: c.integer('expires_at'),
+  };
 }

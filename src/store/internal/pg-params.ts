@@ -28,6 +28,12 @@ export interface PostgresStoreOptions {
    * it fails with `STORE_UNAVAILABLE` (retryable). Default 10,000 ms.
    */
   readonly connectTimeoutMs?: number;
+  /**
+   * Whether idle workers wake on LISTEN/NOTIFY (a connection of the store's own, outside the
+   * pool). Default `true`. `false` for PgBouncer in transaction mode, which keeps no LISTEN:
+   * workers then find work by polling alone.
+   */
+  readonly notify?: boolean;
 }
 
 /**
@@ -117,5 +123,25 @@ export function commitExtras(commit: Commit): unknown[] {
     (commit.timers?.clear ?? []).filter((id) => !set.has(id)),
     [...set.keys()],
     [...set.values()],
+    ...scheduleParams(commit),
+  ];
+}
+
+/** The schedule's parameters: tasks as columns, cancelled activations, consumed inbox ids. */
+function scheduleParams(commit: Commit): unknown[] {
+  const tasks = commit.schedule?.tasks ?? [];
+  const scheduled = new Set(tasks.map((t) => t.activation));
+  return [
+    tasks.map((t) => t.activation),
+    tasks.map((t) => t.attempt),
+    tasks.map((t) => t.node),
+    tasks.map((t) => t.graph),
+    tasks.map((t) => t.graphHash),
+    tasks.map((t) => (t.notBefore === null ? null : Math.ceil(t.notBefore))),
+    tasks.map((t) => t.input),
+    // A task both cancelled and scheduled in one step is scheduled: the statement's parts cannot
+    // see each other's rows, so the later intent is settled here.
+    (commit.schedule?.cancel ?? []).filter((id) => !scheduled.has(id)),
+    commit.schedule?.consumed ?? [],
   ];
 }

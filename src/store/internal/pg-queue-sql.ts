@@ -81,7 +81,12 @@ export function queueTexts(s: string) {
   };
 }
 
-/** The columns the commit statement adds for a commit's schedule, after the store's own. */
+/**
+ * The parts a full commit adds for its schedule (see `Commit.schedule`), numbered from the
+ * parameter `first`: tasks it schedules (a retry replaces the row of its earlier attempt and
+ * bumps its epoch, fencing a worker still running that one), tasks it cancels, inbox items it
+ * folded. Each runs only when it has rows, like the commit's other parts.
+ */
 export function scheduleCtes(s: string, first: number): string {
   const p = (n: number) => `$${first + n}`;
   return `scheduled AS (
@@ -90,16 +95,30 @@ export function scheduleCtes(s: string, first: number): string {
         FROM head, unnest(${p(0)}::text[], ${p(1)}::integer[], ${p(2)}::text[], ${p(3)}::text[],
           ${p(4)}::text[], ${p(5)}::bigint[], ${p(6)}::text[])
           AS t (activation, attempt, node, graph, graph_hash, not_before, input)
+        WHERE cardinality(${p(0)}::text[]) > 0
         ON CONFLICT (run_id, activation) DO UPDATE SET attempt = excluded.attempt,
           node = excluded.node, graph = excluded.graph, graph_hash = excluded.graph_hash,
           not_before = excluded.not_before, input = excluded.input, owner = NULL, expires_at = 0,
           epoch = ${s}.tasks.epoch + 1),
       cancelled AS (
         DELETE FROM ${s}.tasks k USING head
-        WHERE k.run_id = head.id AND k.activation = ANY (${p(7)}::text[])),
+        WHERE cardinality(${p(7)}::text[]) > 0 AND k.run_id = head.id
+          AND k.activation = ANY (${p(7)}::text[])),
       consumed AS (
         DELETE FROM ${s}.inbox i USING head
-        WHERE i.run_id = head.id AND i.id = ANY (${p(8)}::bigint[]))`;
+        WHERE cardinality(${p(8)}::bigint[]) > 0 AND i.run_id = head.id
+          AND i.id = ANY (${p(8)}::bigint[]))`;
+}
+
+/**
+ * The channel a store's schema notifies workers on: one per schema, so two stores in one
+ * database wake only their own workers.
+ *
+ * @example
+ * workChannel('"waymark"'); // 'waymark_work_waymark'
+ */
+export function workChannel(quoted: string): string {
+  return `waymark_work_${quoted.replaceAll('"', '')}`.slice(0, 63);
 }
 
 /** The migration that adds the work queue to a store's schema `s` (its `channel` for NOTIFY). */

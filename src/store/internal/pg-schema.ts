@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { WaymarkError } from '../../error/waymark-error.js';
+import { queueMigration, workChannel } from './pg-queue-sql.js';
 
 // The PostgreSQL schema, as an ordered list of migrations over the store's own schema (a
 // PostgreSQL namespace, `waymark` by default). The schema records every migration applied to
@@ -108,6 +109,9 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
   );
   CREATE INDEX memos_by_input ON ${s}.memos (graph, node, node_version, input_hash, n DESC);
   `,
+  // 2: the work queue (pg-queue-sql.ts): tasks, each run's inbox, the registry of workers, and
+  // the notifications that wake idle workers.
+  (s) => queueMigration(s, workChannel(s)),
 ];
 
 /** The schema version this code writes: the number of migrations. */

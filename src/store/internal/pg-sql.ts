@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { storedStatuses } from '../store.js';
+import { queueTexts, scheduleCtes } from './pg-queue-sql.js';
 
 // The SQL of the PostgreSQL store, one statement per operation, for one schema. Each is a
 // named prepared statement: parsed and planned once per connection, then only bound and run.
@@ -57,6 +58,7 @@ function head(s: string): string {
 
 function texts(s: string) {
   return {
+    ...queueTexts(s),
     createRun: `WITH run AS (
         INSERT INTO ${s}.runs (id, graph, graph_hash, graph_version, state_version, format, labels,
           created_at, seq, status, error, updated_at)
@@ -100,7 +102,8 @@ function texts(s: string) {
         INSERT INTO ${s}.timers (run_id, id, at)
         SELECT head.id, t.id, t.at FROM head, unnest($21::text[], $22::double precision[]) AS t (id, at)
         WHERE cardinality($21::text[]) > 0
-        ON CONFLICT (run_id, id) DO UPDATE SET at = excluded.at)
+        ON CONFLICT (run_id, id) DO UPDATE SET at = excluded.at),
+      ${scheduleCtes(s, 23)}
       SELECT count(*)::integer AS done FROM head`,
     getRun: `SELECT ${runColumns} FROM ${s}.runs WHERE id = $1`,
     loadRun: history(s, '(SELECT seq FROM snap)'),

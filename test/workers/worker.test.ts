@@ -1,0 +1,261 @@
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  all,
+  answer,
+  append,
+  cancel,
+  END,
+  enqueue,
+  graph,
+  inspect,
+  loadTrace,
+  person,
+  resume,
+  run,
+  Worker,
+  type WorkerEvent,
+} from '../../src/index.js';
+import { PostgresStore } from '../../src/postgres.js';
+import {
+  describePg,
+  dropSchema,
+  pgUrl,
+  schemaName,
+  testPool,
+  truncate,
+} from '../store/fixtures/postgres.js';
+import { dyingAt } from '../support/stores.js';
+
+// Workers on PostgreSQL, in this process: runs enqueued for them are folded and their nodes run
+// by whichever worker claims the work, exactly as on SQLite in one process.
+
+const schema = schemaName();
+let pool: ReturnType<typeof testPool>;
+let store: PostgresStore;
+
+beforeAll(async () => {
+  pool = testPool();
+  store = await PostgresStore.open({ pool, schema });
+});
+beforeEach(async () => {
+  await truncate(pool, schema);
+});
+afterAll(async () => {
+  await store?.close();
+  if (pool !== undefined) {
+    await dropSchema(pool, schema);
+    await pool.end();
+  }
+});
+
+const State = z.object({
+  log: z.array(z.string()).default([]),
+  items: z.array(z.string()).default([]),
+  approved: z.boolean().default(false),
+});
+const reducers = { log: append };
+
+/** Runs `workers` workers until `done` resolves, then drains them. */
+async function withWorkers<T>(
+  graphs: Parameters<typeof Worker.prototype.run> extends never
+    ? never
+    : ConstructorParameters<typeof Worker>[1],
+  count: number,
+  done: (events: WorkerEvent[]) => Promise<T>,
+): Promise<T> {
+  const stop = new AbortController();
+  const events: WorkerEvent[] = [];
+  const running = Array.from({ length: count }, () =>
+    new Worker(store, graphs, { leaseMs: 5_000, pollMs: 50, onEvent: (e) => events.push(e) }).run(
+      stop.signal,
+    ),
+  );
+  try {
+    return await done(events);
+  } finally {
+    stop.abort();
+    await Promise.all(running);
+  }
+}
+
+/** Polls until the run has stopped (any status but running). */
+async function settled(runId: string, timeoutMs = 20_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const record = await store.getRun(runId);
+    if (record !== undefined && record.status !== 'running') return record;
+    if (Date.now() > until)
+      throw new Error(`run ${runId} is still ${record?.status} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describePg('workers on PostgreSQL', () => {
+  const chain = graph('chain', { state: State, reducers })
+    .node('a', () => ({ log: ['a'] }))
+    .node('b', () => ({ log: ['b'] }))
+    .node('c', () => ({ log: ['c'] }), { terminal: true })
+    .edge('a', 'b')
+    .edge('b', 'c')
+    .entry('a')
+    .compile();
+
+  it('runs enqueued runs to their end: every activation completes once, in one history per run', async () => {
+    const ids = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => enqueue(store, chain, {}, { runId: `c${i}` })),
+    );
+    await withWorkers([chain], 3, async () => {
+      for (const id of ids) expect((await settled(id)).status).toBe('succeeded');
+    });
+    for (const id of ids) {
+      const view = await inspect(store, chain, id);
+      expect(view.snapshot.state.log).toEqual(['a', 'b', 'c']);
+      expect(view.trace.path).toEqual(['a', 'b', 'c']);
+      const completed = (await store.events(id)).filter((e) => e.event.includes('"completed"'));
+      expect(completed).toHaveLength(3);
+    }
+    expect(await store.listTasks('c0')).toEqual([]);
+    expect(await store.inbox('c0')).toEqual([]);
+  });
+
+  it('spreads a fan-out and a 50-item map over the workers, merging in branch order', async () => {
+    const ran = new Set<string>();
+    const fan = graph('fan', { state: State, reducers })
+      .node('split', () => ({ items: Array.from({ length: 50 }, (_, i) => `i${i}`) }))
+      .node(
+        'each',
+        async (_s, ctx) => {
+          ran.add(ctx.activationId);
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 10));
+          return { log: [String(ctx.item)] };
+        },
+        { writes: ['log'] },
+      )
+      .node('merge', () => ({}), { join: all(), terminal: true })
+      .map('split', { over: 'items', branch: 'each', join: 'merge', concurrency: 10 })
+      .edge('each', 'merge')
+      .entry('split')
+      .compile();
+    const id = await enqueue(store, fan, {});
+    await withWorkers([fan], 3, async () => expect((await settled(id)).status).toBe('succeeded'));
+    const view = await inspect(store, fan, id);
+    expect(view.snapshot.state.log).toEqual(Array.from({ length: 50 }, (_, i) => `i${i}`));
+    expect(ran.size).toBe(50);
+  });
+
+  it('a person wait: the run waits holding nothing, an answer wakes it, any worker continues it', async () => {
+    const approval = graph('approval', { state: State, reducers })
+      .node('draft', () => ({ log: ['draft'] }))
+      .node('approve', person({ prompt: 'publish?', answer: z.object({ approved: z.boolean() }) }))
+      .node('publish', () => ({ log: ['publish'] }), { terminal: true })
+      .edge('draft', 'approve')
+      .edge('approve', 'publish')
+      .entry('draft')
+      .compile();
+    const id = await enqueue(store, approval, {});
+    await withWorkers([approval], 2, async () => {
+      expect((await settled(id)).status).toBe('waiting');
+      await answer(store, id, `${id}/approve:1`, { approved: true }, { by: 'ana' });
+      const until = Date.now() + 10_000;
+      while ((await store.getRun(id))?.status !== 'succeeded') {
+        if (Date.now() > until) throw new Error('the answer did not continue the run');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+    expect((await inspect(store, approval, id)).snapshot.state).toMatchObject({
+      approved: true,
+      log: ['draft', 'publish'],
+    });
+  });
+
+  it('retries with backoff as data, and a cancellation from outside deletes what is queued', {
+    timeout: 30_000,
+  }, async () => {
+    let calls = 0;
+    const flaky = graph('flaky', { state: State, reducers })
+      .node(
+        'call',
+        () => {
+          calls++;
+          if (calls < 2) throw new Error('503');
+          return { log: ['ok'] };
+        },
+        { retry: { attempts: 3, backoffMs: 100 } },
+      )
+      .edge('call', END)
+      .entry('call')
+      .compile();
+    const id = await enqueue(store, flaky, {});
+    await withWorkers([flaky], 1, async () => expect((await settled(id)).status).toBe('succeeded'));
+    expect(calls).toBe(2);
+    expect((await loadTrace(store, id)).entries.map((e) => [e.attempt, e.status])).toEqual([
+      [1, 'failed'],
+      [2, 'succeeded'],
+    ]);
+
+    const slow = graph('slow', { state: State, reducers })
+      .node(
+        'wait',
+        () =>
+          new Promise<{ log: string[] }>((resolve) =>
+            setTimeout(() => resolve({ log: ['late'] }), 60_000),
+          ),
+      )
+      .edge('wait', END)
+      .entry('wait')
+      .compile();
+    const parked = await enqueue(store, slow, {});
+    await withWorkers([slow], 1, async () => {
+      const until = Date.now() + 10_000;
+      while ((await store.listTasks(parked)).length === 0) {
+        if (Date.now() > until) throw new Error('no task was scheduled');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await cancel(store, slow, parked, { reason: 'not needed' });
+      expect(await store.listTasks(parked)).toEqual([]);
+      expect((await settled(parked)).status).toBe('cancelled');
+    });
+  });
+
+  it('takes over a run whose in-process driver died, and runs only what did not complete', async () => {
+    let bRuns = 0;
+    const g = graph('taken', { state: State, reducers })
+      .node('a', () => ({ log: ['a'] }))
+      .node('b', () => {
+        bRuns++;
+        return { log: ['b'] };
+      })
+      .node('c', () => ({ log: ['c'] }), { terminal: true })
+      .edge('a', 'b')
+      .edge('b', 'c')
+      .entry('a')
+      .compile();
+    // seq 1 started, 2 a completed; b's completion (seq 3) never lands: the driver is gone.
+    await expect(run(g, {}, { store: dyingAt(store, 3), runId: 'd' })).rejects.toThrow(
+      'the process died',
+    );
+    await withWorkers([g], 2, async () => expect((await settled('d')).status).toBe('succeeded'));
+    expect((await inspect(store, g, 'd')).snapshot.state.log).toEqual(['a', 'b', 'c']);
+    expect(bRuns).toBe(2); // its first run's completion never landed
+    void resume;
+  });
+
+  it('registers each worker with the graphs it runs, and drops it when it stops', async () => {
+    await withWorkers([chain], 2, async () => {
+      let workers = await store.listWorkers();
+      for (let i = 0; workers.length < 2 && i < 100; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        workers = await store.listWorkers();
+      }
+      expect(workers).toHaveLength(2);
+      expect(workers[0]).toMatchObject({
+        live: true,
+        graphs: [{ name: 'chain', hash: chain.hash }],
+      });
+    });
+    expect(await store.listWorkers()).toEqual([]);
+  });
+});
+
+void pgUrl;
