@@ -2,7 +2,9 @@ import { type Colours, colours } from './colours.js';
 
 /** The global flags every command takes. */
 export interface GlobalFlags {
+  /** Where runs live: a SQLite path, or a postgres:// URL (from --store or WAYMARK_STORE). */
   readonly db: string;
+  readonly store?: string;
   readonly json: boolean;
   readonly quiet: boolean;
   readonly verbose: boolean;

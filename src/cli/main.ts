@@ -3,6 +3,7 @@ import type * as commander from 'commander';
 import { WaymarkError } from '../error/waymark-error.js';
 import { exitCode } from './exit-code.js';
 import { type About, type GlobalFlags, Io } from './io.js';
+import { storeLocation } from './location.js';
 import { type CommandSpec, defineCommands, globalOptions, parseFast } from './program.js';
 
 /** The database the command uses unless --db names another. */
@@ -26,10 +27,14 @@ export interface MainOptions {
 export async function main(argv: readonly string[], options: MainOptions = {}): Promise<number> {
   const fast = parseFast(argv);
   if (fast !== undefined) {
-    const io = new Io(fast.globals as unknown as GlobalFlags, {
-      about: { command: fast.command.name },
-      dbGiven: () => fast.given.has('db'),
-    });
+    const where = storeLocation(fast.globals as unknown as GlobalFlags, fast.given, process.env);
+    const io = new Io(
+      { ...(fast.globals as unknown as GlobalFlags), db: where.location },
+      {
+        about: { command: fast.command.name },
+        dbGiven: () => where.given,
+      },
+    );
     try {
       return await act(io, fast.command, fast.args);
     } catch (error) {
@@ -107,10 +112,12 @@ async function withCommander(argv: readonly string[], options: MainOptions): Pro
   });
   // Made when first needed: by then commander has parsed the global options, wherever they were.
   const currentIo = () => {
-    io ??= new Io(program.opts<GlobalFlags>(), {
-      about,
-      dbGiven: () => program.getOptionValueSource('db') !== 'default',
-    });
+    const flags = program.opts<GlobalFlags>();
+    const given = (name: string) =>
+      program.getOptionValueSource(name) !== 'default' &&
+      program.getOptionValueSource(name) !== undefined;
+    const where = storeLocation(flags, given, process.env);
+    io ??= new Io({ ...flags, db: where.location }, { about, dbGiven: () => where.given });
     return io;
   };
   program.hook('preSubcommand', (_program, subcommand) => {

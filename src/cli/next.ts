@@ -3,6 +3,7 @@ import { type Resumability, resumability as runtimeResumability } from '../runti
 import type { TraceEntry } from '../runtime/trace.js';
 import type { RunRecord } from '../store/store.js';
 import type { Io } from './io.js';
+import { isPostgres } from './location.js';
 
 // What to type next: the commands the CLI suggests after a run stops and under an error. Each
 // is written out in full (run id, graph file, --db when one was given), so it can be run as it
@@ -39,7 +40,7 @@ export function commandLine(
   if (options.graph !== false && io.about.graphGiven && io.about.graphFile !== undefined) {
     all.push('--graph', io.about.graphFile);
   }
-  if (io.dbGiven) all.push('--db', io.flags.db);
+  if (io.dbGiven) all.push(isPostgres(io.flags.db) ? '--store' : '--db', io.flags.db);
   return `waymark ${all.map(shellQuote).join(' ')}`;
 }
 

@@ -34,6 +34,11 @@ export interface CommandSpec {
 export const globalOptions: readonly OptionSpec[] = [
   { flags: '--db <path>', description: 'the database file', default: '.waymark/waymark.db' },
   {
+    flags: '--store <location>',
+    description:
+      'where runs live: a SQLite file path, or postgres://... (also WAYMARK_STORE); default --db',
+  },
+  {
     flags: '--json',
     description: 'machine-readable output: one JSON value per line',
     default: false,
@@ -135,6 +140,14 @@ Example:
         flags: '--max-cost <usd>',
         description: 'most model cost, in US dollars, the whole run may spend',
       },
+      {
+        flags: '--enqueue',
+        description: 'record the run for `waymark worker` processes instead of running it here',
+      },
+      {
+        flags: '--wait',
+        description: 'with --enqueue: follow the run until it stops, and exit with its status',
+      },
     ],
     help: `
 The run id is printed as the run starts. Ctrl-C stops the process, not the run: every completed
@@ -145,6 +158,7 @@ Example:
   $ waymark run examples/changelog-post/graph.ts --input '{"version":"2.4.0"}'
   $ waymark run examples/resilience-audit/graph.ts --model openai:gpt-4o-mini --max-cost 0.50
   $ echo '{"version":"2.4.0"}' | waymark run examples/changelog-post/graph.ts --input-file -
+  $ waymark run graphs/triage.ts --store postgres://localhost/app --enqueue --wait
 
 Exit code: 0 succeeded, 3 waiting for an answer, 1 failed, timed out or cancelled, 2 bad usage or input.`,
     load: async () => (await import('./commands/run.js')).run,
@@ -246,6 +260,40 @@ inputs did not change reads its recorded output back instead of running.
 Example:
   $ waymark rewind 3f1c9a2e-... --to draft --note "the second section misstates the pricing change"`,
     load: async () => (await import('./commands/rewind.js')).rewind,
+  },
+  {
+    name: 'worker',
+    description:
+      'claim and do the work of some graphs from a PostgreSQL store, until SIGTERM (then drain)',
+    args: [],
+    options: [
+      {
+        flags: '--graphs <module or folder>',
+        description: 'the graph module, or a folder of them, this worker runs',
+        required: true,
+      },
+      { flags: '--concurrency <n>', description: 'node bodies at once', default: '8' },
+      {
+        flags: '--lease-ms <ms>',
+        description:
+          "how long a claim lasts unless renewed: a dead worker's work waits about this long",
+        default: '10000',
+      },
+      {
+        flags: '--poll-ms <ms>',
+        description: 'the longest an idle worker waits without a notification',
+        default: '1000',
+      },
+    ],
+    help: `
+Registers the graphs it runs (name and structural hash) and claims only their work: runs
+enqueued with \`waymark run --enqueue\`, the nodes their steps schedule, answers, timers. Any
+number of workers on any number of machines may share one database. SIGTERM (or Ctrl-C) stops
+it claiming, lets its nodes finish within a lease, gives back what is left, and exits 0.
+
+Example:
+  $ waymark worker --store postgres://localhost/app --graphs ./graphs --concurrency 16`,
+    load: async () => (await import('./commands/worker.js')).worker,
   },
   {
     name: 'ls',

@@ -3,11 +3,11 @@ import type { Snapshot } from '../runtime/core/snapshot.js';
 import { loadTrace } from '../runtime/history.js';
 import type { RunResult } from '../runtime/run-types.js';
 import type { WaitRequest } from '../runtime/waits.js';
-import type { SqliteStore } from '../store/sqlite-store.js';
 import type { WaitRecord } from '../store/store.js';
 import { exitCodeOf } from './exit-code.js';
 import type { Io } from './io.js';
 import { commandLine, resumability, whatWorks } from './next.js';
+import { type CliStore, whereIs } from './session.js';
 import { readStoredRun, storedJson } from './stored-run.js';
 import { iso } from './time.js';
 
@@ -62,7 +62,7 @@ export function yesNoShape(
  * whole path across every process that ran it, where its checkpoints live, and the next
  * command to type. Returns the exit code for that status.
  */
-export async function reportRun(io: Io, store: SqliteStore, result: RunResult): Promise<number> {
+export async function reportRun(io: Io, store: CliStore, result: RunResult): Promise<number> {
   const { runId, status } = result;
   const { path, entries } = await loadTrace(store, runId);
   const waits = (await store.listWaits(runId, { open: true })).map(waitView);
@@ -75,14 +75,14 @@ export async function reportRun(io: Io, store: SqliteStore, result: RunResult): 
     path,
     ...(error && { error }),
     ...(status === 'waiting' && { waits }),
-    db: store.path,
+    db: whereIs(store),
   });
   const { c } = io;
   const colour = status === 'succeeded' ? c.green : status === 'waiting' ? c.yellow : c.red;
   io.line();
   io.line(`run ${c.bold(runId)} ${colour(status)} after ${result.steps} step(s)`);
   io.line(`path:        ${path.join(' -> ')}`);
-  io.line(`checkpoints: ${store.path}`);
+  io.line(`checkpoints: ${whereIs(store)}`);
   if (error !== undefined) {
     io.line(`error:       ${c.red(`${error.code}: ${error.message}`)} (at ${error.activation})`);
   }
@@ -144,7 +144,7 @@ function answerCommands(io: Io, runId: string, waits: readonly OpenWaitView[]): 
  */
 export async function explainResume(
   io: Io,
-  store: SqliteStore,
+  store: CliStore,
   graph: CompiledGraph,
   runId: string,
 ): Promise<Snapshot> {

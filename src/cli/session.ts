@@ -3,8 +3,18 @@ import { resolve } from 'node:path';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import { labelsOf } from '../runtime/labels.js';
+import type { PostgresStore } from '../store/postgres-store.js';
 import type { SqliteStore } from '../store/sqlite-store.js';
 import type { Io } from './io.js';
+import { isPostgres, postgresTarget, shownLocation } from './location.js';
+
+/** A store the command opened: the SQLite file, or a PostgreSQL database (`--store postgres://`). */
+export type CliStore = SqliteStore | PostgresStore;
+
+/** Where a store keeps its runs, as messages print it. */
+export function whereIs(store: CliStore): string {
+  return 'path' in store ? store.path : `PostgreSQL schema "${store.schema}"`;
+}
 
 /** The label under which the CLI records a run's graph file, so later commands find it. */
 export const graphFileLabel = 'graphFile';
@@ -22,7 +32,8 @@ export type StoreUse = 'create' | 'existing';
  * @throws WaymarkError `STORE_UNAVAILABLE` (better-sqlite3 missing or broken, a directory),
  *   `STORE_CORRUPT` (not a waymark database), `STORE_VERSION_UNSUPPORTED`.
  */
-export async function openStore(io: Io, use: StoreUse): Promise<SqliteStore> {
+export async function openStore(io: Io, use: StoreUse): Promise<CliStore> {
+  if (isPostgres(io.flags.db)) return openPostgres(io.flags.db);
   let sqlite: typeof import('../store/sqlite-store.js');
   try {
     sqlite = await import('../store/sqlite-store.js');
@@ -45,8 +56,31 @@ export async function openStore(io: Io, use: StoreUse): Promise<SqliteStore> {
   return new sqlite.SqliteStore({ path: io.flags.db, create: use === 'create' });
 }
 
-/** Whether the --db file exists (`:memory:` always does). */
+/** Opens a PostgreSQL store, loading node-postgres only now: `waymark/postgres` is optional. */
+async function openPostgres(location: string): Promise<PostgresStore> {
+  let postgres: typeof import('../store/postgres-store.js');
+  try {
+    postgres = await import('../store/postgres-store.js');
+  } catch (cause) {
+    const code = (cause as { code?: unknown }).code;
+    if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') throw cause;
+    throw new WaymarkError(
+      'STORE_UNAVAILABLE',
+      'pg is not installed: the waymark command reaches PostgreSQL through node-postgres',
+      {
+        retryable: false,
+        cause,
+        details: { reason: 'driver-missing', store: shownLocation(location) },
+      },
+    );
+  }
+  const { connectionString, schema } = postgresTarget(location);
+  return postgres.PostgresStore.open({ connectionString, ...(schema !== undefined && { schema }) });
+}
+
+/** Whether the --db file exists (`:memory:` always does; a database server is asked instead). */
 export function databaseExists(io: Io): boolean {
+  if (isPostgres(io.flags.db)) return true;
   return io.flags.db === ':memory:' || existsSync(resolve(io.flags.db));
 }
 
@@ -58,7 +92,7 @@ export function databaseExists(io: Io): boolean {
  */
 export async function graphOfRun(
   io: Io,
-  store: SqliteStore,
+  store: CliStore,
   runId: string,
   override: string | undefined,
 ): Promise<CompiledGraph> {
@@ -82,13 +116,13 @@ export async function graphOfRun(
  */
 export async function graphFileOf(
   io: Io,
-  store: SqliteStore,
+  store: CliStore,
   runId: string,
   override: string | undefined,
 ): Promise<string | undefined> {
   const run = await store.getRun(runId);
   if (run === undefined) {
-    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}" in ${store.path}`, {
+    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}" in ${whereIs(store)}`, {
       retryable: false,
     });
   }
@@ -105,7 +139,7 @@ export async function graphFileOf(
 export async function withRunStore<T>(
   io: Io,
   runId: string,
-  use: (store: SqliteStore) => Promise<T>,
+  use: (store: CliStore) => Promise<T>,
 ): Promise<T> {
   io.about.runId = runId;
   if (!databaseExists(io)) {
@@ -122,7 +156,7 @@ export async function withRunStore<T>(
 export async function withStore<T>(
   io: Io,
   storeUse: StoreUse,
-  use: (store: SqliteStore) => Promise<T>,
+  use: (store: CliStore) => Promise<T>,
 ): Promise<T> {
   const store = await openStore(io, storeUse);
   try {

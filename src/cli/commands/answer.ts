@@ -2,12 +2,12 @@ import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import { answer as recordAnswer } from '../../runtime/answer.js';
 import { loadTrace } from '../../runtime/history.js';
-import type { SqliteStore } from '../../store/sqlite-store.js';
 import type { WaitRecord } from '../../store/store.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { commandLine, whatWorks } from '../next.js';
 import { waitView, yesNoShape } from '../report.js';
+import type { CliStore } from '../session.js';
 import { graphOfRun, parseJson, withRunStore } from '../session.js';
 import { readStoredRun, storedJson } from '../stored-run.js';
 import { iso } from '../time.js';
@@ -81,14 +81,14 @@ async function answerAndContinue(
 }
 
 /** For a run that cannot go on: the commands that work instead, for the hint. */
-async function noteWhatWorks(out: Io, store: SqliteStore, runId: string): Promise<void> {
+async function noteWhatWorks(out: Io, store: CliStore, runId: string): Promise<void> {
   const { snapshot } = await readStoredRun(store, runId);
   if (snapshot === undefined) return;
   out.about.next = whatWorks(out, runId, snapshot, (await loadTrace(store, runId)).entries);
 }
 
 /** The wait named by --request, or the run's only open one. */
-async function pickWait(store: SqliteStore, runId: string, request: string | undefined) {
+async function pickWait(store: CliStore, runId: string, request: string | undefined) {
   const waits = await store.listWaits(runId);
   if (request !== undefined) {
     const named = waits.find((w) => w.requestId === request);

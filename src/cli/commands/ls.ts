@@ -1,9 +1,15 @@
 import { resolve } from 'node:path';
 import { WaymarkError } from '../../error/waymark-error.js';
-import { type RunRecord, type StoredStatus, storedStatuses } from '../../store/store.js';
+import {
+  type RunRecord,
+  type StoredStatus,
+  storedStatuses,
+  type WorkerRecord,
+} from '../../store/store.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { isDriven, leaseJson, statusLabel } from '../liveness.js';
+import { isPostgres, shownLocation } from '../location.js';
 import { databaseExists, withStore } from '../session.js';
 import { iso } from '../time.js';
 
@@ -28,7 +34,7 @@ export async function ls(
       retryable: false,
     });
   }
-  const db = resolve(out.flags.db);
+  const db = isPostgres(out.flags.db) ? shownLocation(out.flags.db) : resolve(out.flags.db);
   // Listing never creates a database. A --db that names no file is a mistyped path; the
   // default one simply has no runs yet.
   if (!databaseExists(out)) {
@@ -46,21 +52,43 @@ export async function ls(
     out.line(`no runs (no database at ${db} yet)`);
     return exitCode.succeeded;
   }
-  const runs = await withStore(out, 'existing', (store) =>
-    store.listRuns({
+  const { runs, served } = await withStore(out, 'existing', async (store) => {
+    const listed = await store.listRuns({
       ...(status !== undefined && { status: status as StoredStatus }),
       ...(flags.graph !== undefined && { graph: flags.graph }),
       limit,
-    }),
-  );
-  out.json({ type: 'runs', db, runs: runs.map(summary) });
+    });
+    // A store that serves workers knows which graphs some live worker runs.
+    const workers = 'listWorkers' in store ? await store.listWorkers() : undefined;
+    return { runs: listed, served: workers === undefined ? undefined : servedGraphs(workers) };
+  });
+  const unserved = (r: RunRecord) =>
+    served !== undefined &&
+    (r.status === 'running' || r.status === 'waiting') &&
+    !isDriven(r) &&
+    !served.has(`${r.graph}@${r.graphHash}`);
+  out.json({
+    type: 'runs',
+    db,
+    runs: runs.map((r) => ({ ...summary(r), ...(unserved(r) && { unserved: true }) })),
+  });
   if (runs.length === 0) out.line('no runs');
   for (const r of runs) {
+    const note = unserved(r)
+      ? `  (no live worker runs graph ${r.graph} ${r.graphHash.slice(0, 12)})`
+      : '';
     out.line(
-      `${r.id}  ${statusLabel(r).padEnd(11)}  ${r.graph.padEnd(16)}  ${String(r.seq).padStart(5)} events  ${iso(r.updatedAt)}`,
+      `${r.id}  ${statusLabel(r).padEnd(11)}  ${r.graph.padEnd(16)}  ${String(r.seq).padStart(5)} events  ${iso(r.updatedAt)}${note}`,
     );
   }
   return exitCode.succeeded;
+}
+
+/** The graphs (name@hash) some live worker runs. */
+function servedGraphs(workers: readonly WorkerRecord[]): Set<string> {
+  return new Set(
+    workers.filter((w) => w.live).flatMap((w) => w.graphs.map((g) => `${g.name}@${g.hash}`)),
+  );
 }
 
 /** A run as `ls --json` lists it. */

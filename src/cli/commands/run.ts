@@ -2,16 +2,28 @@ import { readFileSync } from 'node:fs';
 import { isWaymarkError, WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Budget } from '../../graph/types.js';
+import { enqueue as enqueueRun } from '../../runtime/enqueue.js';
 import { loadTrace } from '../../runtime/history.js';
+import { inspect } from '../../runtime/inspect.js';
+import { resultOf } from '../../runtime/result.js';
 import { resume as resumeStored } from '../../runtime/resume.js';
 import { run as startRun } from '../../runtime/run.js';
-import type { SqliteStore } from '../../store/sqlite-store.js';
+import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { loadGraph } from '../load-graph.js';
+import { isPostgres, shownLocation } from '../location.js';
 import { whatWorks } from '../next.js';
 import { withProgress } from '../progress.js';
 import { explainResume, reportRun } from '../report.js';
-import { graphFileLabel, graphOfRun, parseJson, withRunStore, withStore } from '../session.js';
+import {
+  type CliStore,
+  graphFileLabel,
+  graphOfRun,
+  parseJson,
+  whereIs,
+  withRunStore,
+  withStore,
+} from '../session.js';
 
 interface RunFlags {
   readonly input?: string;
@@ -21,6 +33,8 @@ interface RunFlags {
   readonly model?: string;
   readonly maxTokens?: string;
   readonly maxCost?: string;
+  readonly enqueue?: boolean;
+  readonly wait?: boolean;
 }
 
 /** `waymark run <graph-file>`: a new run, announced as it starts, with live progress. */
@@ -32,6 +46,12 @@ export async function run(out: Io, file: string, flags: RunFlags): Promise<numbe
   const budget = budgetOf(flags);
   announceModels(out, graph, flags.model);
   const runId = flags.runId ?? crypto.randomUUID();
+  if (flags.wait && !flags.enqueue) {
+    throw new WaymarkError('USAGE_INVALID', '--wait follows an enqueued run: give --enqueue too', {
+      retryable: false,
+    });
+  }
+  if (flags.enqueue) return enqueued(out, graph, path, given, runId, flags, budget);
   return withStore(out, 'create', async (store) => {
     const input = given ?? (await inputOf(store, flags.reuse));
     out.about.runId = runId;
@@ -49,8 +69,10 @@ export async function run(out: Io, file: string, flags: RunFlags): Promise<numbe
           ...live,
         }),
       () => {
-        out.json({ type: 'run-started', runId, graph: graph.name, db: store.path });
-        out.line(`run ${out.c.bold(runId)} of graph "${graph.name}", checkpoints in ${store.path}`);
+        out.json({ type: 'run-started', runId, graph: graph.name, db: whereIs(store) });
+        out.line(
+          `run ${out.c.bold(runId)} of graph "${graph.name}", checkpoints in ${whereIs(store)}`,
+        );
       },
     );
     return reportRun(out, store, result);
@@ -75,7 +97,7 @@ export async function resume(
  */
 export async function resumeRun(
   out: Io,
-  store: SqliteStore,
+  store: CliStore,
   graph: CompiledGraph,
   runId: string,
 ): Promise<number> {
@@ -125,13 +147,13 @@ function readInput(flags: RunFlags): unknown {
  * started from (its first checkpoint's state), so a fixed graph reruns the same work.
  * @throws WaymarkError `RUN_NOT_FOUND` for a --reuse run the database does not have.
  */
-async function inputOf(store: SqliteStore, reuse: string | undefined): Promise<unknown> {
+async function inputOf(store: CliStore, reuse: string | undefined): Promise<unknown> {
   if (reuse === undefined) return {};
   const first = await store.snapshotAt(reuse, 0);
   if (first === undefined) {
     throw new WaymarkError(
       'RUN_NOT_FOUND',
-      `there is no run "${reuse}" in ${store.path} to reuse`,
+      `there is no run "${reuse}" in ${whereIs(store)} to reuse`,
       {
         retryable: false,
       },
@@ -178,4 +200,49 @@ function announceModels(out: Io, graph: CompiledGraph, model: string | undefined
       ? `models: ${nodes.join(', ')} use the graph's own models (scripted in the examples); --model provider:model-id uses a real one`
       : `models: ${nodes.join(', ')} call ${model}`,
   );
+}
+
+/** `run --enqueue`: the run is recorded for the workers, and followed to its end with --wait. */
+async function enqueued(
+  out: Io,
+  graph: CompiledGraph,
+  path: string,
+  given: unknown,
+  runId: string,
+  flags: RunFlags,
+  budget: Budget | undefined,
+): Promise<number> {
+  if (!isPostgres(out.flags.db)) {
+    throw new WaymarkError(
+      'USAGE_INVALID',
+      `--enqueue records a run for \`waymark worker\` processes, which take their work from PostgreSQL; ${shownLocation(out.flags.db)} is a SQLite file: give --store postgres://..., or leave --enqueue out to run it here`,
+      { retryable: false, details: { reason: 'no-work-queue' } },
+    );
+  }
+  return withStore(out, 'create', async (store) => {
+    const queue = store as unknown as Parameters<typeof enqueueRun>[0];
+    out.about.runId = runId;
+    await enqueueRun(queue, graph, (given ?? {}) as never, {
+      runId,
+      labels: { [graphFileLabel]: path },
+      ...(flags.model !== undefined && { model: flags.model }),
+      ...(budget !== undefined && { budget }),
+    });
+    out.json({ type: 'run-enqueued', runId, graph: graph.name, db: whereIs(store) });
+    out.line(
+      `run ${out.c.bold(runId)} of graph "${graph.name}" enqueued for the workers of ${whereIs(store)}`,
+    );
+    if (!flags.wait) {
+      out.essential(runId);
+      return exitCode.succeeded;
+    }
+    // Followed by polling the run's row: cheap, and the same whichever worker drives it.
+    for (;;) {
+      const record = await store.getRun(runId);
+      if (record !== undefined && record.status !== 'running') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const view = await inspect(store, graph, runId);
+    return reportRun(out, store, resultOf(view.snapshot, view.trace));
+  });
 }

@@ -2,12 +2,12 @@ import type { ErrorCause, ErrorValue } from '../../error/error-value.js';
 import type { Snapshot } from '../../runtime/core/snapshot.js';
 import { loadTrace } from '../../runtime/history.js';
 import type { Trace } from '../../runtime/trace.js';
-import type { SqliteStore } from '../../store/sqlite-store.js';
 import type { RunRecord, WaitRecord } from '../../store/store.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { isDriven, leaseJson, ownerLine, statusLabel } from '../liveness.js';
 import { waitView } from '../report.js';
+import type { CliStore } from '../session.js';
 import { graphFileOf, graphOfRun, withRunStore } from '../session.js';
 import { readStoredRun, storedJson } from '../stored-run.js';
 import { iso } from '../time.js';
@@ -104,7 +104,7 @@ export async function show(
  */
 async function readView(
   io: Io,
-  store: SqliteStore,
+  store: CliStore,
   runId: string,
   flags: { graph?: string },
 ): Promise<RunView> {

@@ -2,11 +2,11 @@ import type { ErrorValue } from '../../error/error-value.js';
 import { WaymarkError } from '../../error/waymark-error.js';
 import { decodeEvent, decodeTrace } from '../../runtime/codec.js';
 import { type TraceEntry, traceOf } from '../../runtime/trace.js';
-import type { SqliteStore } from '../../store/sqlite-store.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { describeEntry } from '../progress.js';
-import { withRunStore } from '../session.js';
+import type { CliStore } from '../session.js';
+import { whereIs, withRunStore } from '../session.js';
 import { iso } from '../time.js';
 import { provenanceLines } from './show.js';
 
@@ -61,11 +61,11 @@ interface TracedAttempt {
  * its `failed` event recorded (the trace keeps only code, class and message).
  */
 async function history(
-  store: SqliteStore,
+  store: CliStore,
   runId: string,
 ): Promise<{ path: readonly string[]; entries: TracedAttempt[] }> {
   if ((await store.getRun(runId)) === undefined) {
-    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}" in ${store.path}`, {
+    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}" in ${whereIs(store)}`, {
       retryable: false,
     });
   }

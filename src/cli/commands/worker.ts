@@ -1,0 +1,164 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { WaymarkError } from '../../error/waymark-error.js';
+import type { CompiledGraph } from '../../graph/compiled.js';
+import { Worker, type WorkerEvent } from '../../runtime/worker.js';
+import type { Store, WorkQueue } from '../../store/store.js';
+import { exitCode } from '../exit-code.js';
+import type { Io } from '../io.js';
+import { loadGraph } from '../load-graph.js';
+import { isPostgres, shownLocation } from '../location.js';
+import { openStore, whereIs } from '../session.js';
+
+interface WorkerFlags {
+  readonly graphs: string;
+  readonly concurrency: string;
+  readonly leaseMs: string;
+  readonly pollMs: string;
+}
+
+const graphExtensions = /\.(ts|mts|js|mjs)$/;
+
+/**
+ * `waymark worker --store postgres://... --graphs <module or folder>`: claims the work of those
+ * graphs from the store and does it until SIGTERM or Ctrl-C, then drains (lets its nodes finish
+ * within a lease, gives back what is left) and exits 0.
+ */
+export async function worker(out: Io, flags: WorkerFlags): Promise<number> {
+  const concurrency = wholeNumber(flags.concurrency, '--concurrency', 1);
+  const leaseMs = wholeNumber(flags.leaseMs, '--lease-ms', 1_000);
+  const pollMs = wholeNumber(flags.pollMs, '--poll-ms', 10);
+  if (!isPostgres(out.flags.db)) {
+    throw new WaymarkError(
+      'USAGE_INVALID',
+      `a worker takes its work from a store that serves workers; ${shownLocation(out.flags.db)} is a SQLite file, whose runs are driven by the command that runs them: give --store postgres://...`,
+      { retryable: false, details: { reason: 'no-work-queue' } },
+    );
+  }
+  const graphs = await graphsOf(flags.graphs);
+  const store = (await openStore(out, 'existing')) as Store & WorkQueue;
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    const w = new Worker(store, graphs, {
+      concurrency,
+      leaseMs,
+      pollMs,
+      onEvent: (event) => tell(out, event),
+    });
+    const names = graphs.map((g) => `${g.name} (${g.hash.slice(0, 12)})`);
+    out.json({
+      type: 'worker-started',
+      workerId: w.id,
+      store: shownLocation(out.flags.db),
+      graphs: graphs.map((g) => ({ name: g.name, hash: g.hash })),
+      concurrency,
+    });
+    out.line(
+      `worker ${out.c.bold(w.id)} runs ${names.join(', ')} from ${whereIs(store as never)}, ${concurrency} at a time; SIGTERM or Ctrl-C drains it`,
+    );
+    await w.run(stop.signal);
+    out.json({ type: 'worker-stopped', workerId: w.id });
+    out.line(`worker ${w.id} drained and stopped`);
+    return exitCode.succeeded;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    await store.close();
+  }
+}
+
+/** The graphs of a module, or of every graph module in a folder (not below it). */
+async function graphsOf(where: string): Promise<CompiledGraph[]> {
+  const path = resolve(where);
+  let files = [path];
+  try {
+    if (statSync(path).isDirectory()) {
+      files = readdirSync(path)
+        .filter((name) => graphExtensions.test(name) && !name.includes('.test.'))
+        .sort()
+        .map((name) => join(path, name));
+    }
+  } catch {
+    // A missing path: loadGraph says so, with its code.
+  }
+  if (files.length === 0) {
+    throw new WaymarkError('USAGE_INVALID', `--graphs ${where}: the folder holds no graph module`, {
+      retryable: false,
+    });
+  }
+  const graphs: CompiledGraph[] = [];
+  for (const file of files) graphs.push((await loadGraph(file)).graph);
+  const names = new Set<string>();
+  for (const g of graphs) {
+    if (names.has(g.name)) {
+      throw new WaymarkError(
+        'USAGE_INVALID',
+        `--graphs ${where}: two modules declare graph "${g.name}"`,
+        {
+          retryable: false,
+        },
+      );
+    }
+    names.add(g.name);
+  }
+  return graphs;
+}
+
+function tell(out: Io, event: WorkerEvent): void {
+  switch (event.type) {
+    case 'folded':
+      out.json({
+        type: 'worker-folded',
+        runId: event.runId,
+        committed: event.committed,
+        status: event.status,
+      });
+      if (out.flags.verbose || event.status !== 'running')
+        out.line(`folded ${event.runId}: ${event.committed} step(s), ${event.status}`);
+      return;
+    case 'task':
+      out.json({
+        type: 'worker-task',
+        runId: event.runId,
+        activation: event.activation,
+        recorded: event.recorded,
+      });
+      if (out.flags.verbose) out.line(`ran ${event.runId} ${event.activation}`);
+      return;
+    case 'lost':
+      out.json({
+        type: 'worker-lost',
+        runId: event.runId,
+        ...(event.activation !== undefined && { activation: event.activation }),
+      });
+      out.line(
+        `lost ${event.runId}${event.activation === undefined ? '' : ` ${event.activation}`}: another worker has it now`,
+      );
+      return;
+    case 'error': {
+      const error = event.error as { code?: unknown; message?: unknown };
+      const code = typeof error?.code === 'string' ? error.code : 'INTERNAL';
+      const message = String(error?.message ?? event.error);
+      out.json({ type: 'worker-error', code, message });
+      out.error(`error ${code}: ${message} (the worker goes on)`);
+      return;
+    }
+  }
+}
+
+function wholeNumber(text: string, option: string, least: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < least) {
+    throw new WaymarkError(
+      'USAGE_INVALID',
+      `${option} ${text} must be a whole number >= ${least}`,
+      {
+        retryable: false,
+      },
+    );
+  }
+  return n;
+}
