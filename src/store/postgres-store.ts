@@ -592,7 +592,7 @@ export class PostgresStore implements Store, WorkQueue {
     await this.#query(this.#sql.consume, [runId, ids, lease.epoch, lease.owner]);
   }
 
-  async listTasks(runId: string): Promise<TaskRecord[]> {
+  async listTasks(runId: string): Promise<ClaimedTask[]> {
     const { rows } = await this.#query(this.#sql.listTasks, [runId]);
     return rows.map(readTask);
   }

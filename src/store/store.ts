@@ -387,8 +387,11 @@ export interface WorkQueue {
    * fenced by the run's lease; items a commit folded go with that commit (`schedule.consumed`).
    */
   consume(runId: string, lease: Lease, ids: readonly number[]): Promise<void>;
-  /** The tasks queued for a run, claimed or not: what `waymark show` lists as in flight. */
-  listTasks(runId: string): Promise<TaskRecord[]>;
+  /**
+   * The tasks queued for a run, with who holds each (owner `''` and expiry 0 for a task nobody
+   * has claimed, or that was given back) and its epoch.
+   */
+  listTasks(runId: string): Promise<ClaimedTask[]>;
   /**
    * Resolves when there may be new work (a notification) or after `ms`, whichever comes first,
    * or at once when `signal` aborts.
