@@ -42,7 +42,6 @@ import type {
   RunUsage,
   Store,
   StoredEvent,
-  TaskRecord,
   TimerRecord,
   WaitRecord,
   WorkClaim,
