@@ -10,6 +10,10 @@ import { messageOf } from './core/call-user.js';
 import { readView } from './core/read-view.js';
 import type { Activation, RunEvent, RunLimits } from './core/snapshot.js';
 
+// The reason the timeout's timer is stopped with: one object, not a DOMException (and its stack)
+// made on every attempt of a node with a timeout.
+const finished = new Error('the attempt finished');
+
 /** What one attempt needs besides the node: the run's identity, state, signal and clock. */
 export interface AttemptInput {
   readonly runId: string;
@@ -86,7 +90,7 @@ export function executeAttempt(
     );
   });
   return Promise.race([ran, expired.then((a) => a ?? ran)]).finally(() => {
-    timer.abort();
+    timer.abort(finished);
     parent.removeEventListener('abort', forward);
   });
 }

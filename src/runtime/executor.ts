@@ -126,10 +126,9 @@ export class LocalExecutor {
   }
 
   /** Stops everything: the run stopped, or this process lost the run. */
-  stop(reason: string): void {
-    const error = new Error(reason);
-    this.#stopped.abort(error);
-    for (const controller of this.#branchSignals.values()) controller.abort(error);
+  stop(reason: Error): void {
+    this.#stopped.abort(reason);
+    for (const controller of this.#branchSignals.values()) controller.abort(reason);
   }
 
   /** A recorded output read back instead of running the node: a completion like any other. */

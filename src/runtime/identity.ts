@@ -20,8 +20,10 @@ const live = new Set<string>();
  * @example
  * const me = newOwner(); try { ... } finally { me.done(); }
  */
+// The host does not change while the process lives; asked once.
+const host = hostname();
+
 export function newOwner(): Owner & { done(): void } {
-  const host = hostname();
   const pid = process.pid;
   const owner = `${host}:${pid}:${randomUUID().slice(0, 8)}`;
   live.add(owner);
@@ -41,7 +43,7 @@ export function ownerIsDead(lease: {
   readonly host: string | null;
   readonly pid: number | null;
 }): boolean {
-  if (lease.host !== hostname() || lease.pid === null) return false;
+  if (lease.host !== host || lease.pid === null) return false;
   if (lease.pid === process.pid) return !live.has(lease.owner);
   try {
     process.kill(lease.pid, 0);

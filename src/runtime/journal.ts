@@ -89,6 +89,7 @@ export class Journal {
     after: Snapshot,
     trace: readonly TraceEntry[],
     extras?: CommitExtras,
+    release = false,
   ): Promise<void> {
     const stopped = after.status !== 'running';
     const snapshot =
@@ -107,6 +108,7 @@ export class Journal {
     if (extras?.waits !== undefined) commit.waits = extras.waits;
     if (extras?.timers !== undefined) commit.timers = extras.timers;
     if (extras?.schedule !== undefined) commit.schedule = extras.schedule;
+    if (release && this.#epoch !== null) commit.release = true;
     await this.#store.commit(this.#runId, commit);
     this.#seq++;
     this.#sinceSnapshot = snapshot === null ? this.#sinceSnapshot + 1 : 0;

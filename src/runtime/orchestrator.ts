@@ -26,6 +26,13 @@ export interface OrchestratorOptions
 
 type Item = { readonly event: RunEvent; readonly attempt?: Attempt } | { readonly lost: unknown };
 
+// What in-flight nodes' signals abort with when a drive ends: one object, made once (an Error
+// captures a stack, and every run ends).
+const runStopped = new Error('the run stopped');
+
+// Why a deadline timer is disarmed: one reason object, not a DOMException per run.
+const disarmed = new Error('the deadline was disarmed');
+
 // Conflicts come from other processes appending to the run (a cancellation); a run that keeps
 // conflicting is not being left alone, and this driver stops rather than spin.
 const maxConflictsInARow = 100;
@@ -52,6 +59,8 @@ export class Orchestrator {
   readonly #executor: LocalExecutor;
   // Set once a cancellation or the deadline is in: no new work starts after it.
   #stopAsked = false;
+  // Set once the last commit gave the lease up: nothing more to release.
+  #released = false;
   #deadline: { readonly at: number; readonly stop: AbortController } | undefined;
 
   constructor(graph: CompiledGraph, options: OrchestratorOptions) {
@@ -101,13 +110,17 @@ export class Orchestrator {
             now,
           );
           if (journal !== undefined) {
+            // The last commit of this drive gives the lease up with it: no write of its own.
+            const last = after.status !== 'running' && queued.length === 0;
             try {
               await journal.record(
                 event,
                 after,
                 entries,
                 commitExtras(this.#graph, event, snapshot, after, result.commands, now),
+                last && this.#options.lease !== undefined,
               );
+              if (last) this.#released = true;
               conflicts = 0;
               unavailable = 0;
             } catch (error) {
@@ -151,8 +164,8 @@ export class Orchestrator {
       }
     } finally {
       unwatch();
-      this.#deadline?.stop.abort();
-      this.#executor.stop('the run stopped');
+      this.#deadline?.stop.abort(disarmed);
+      this.#executor.stop(runStopped);
       keeper?.stop();
       await this.#release(keeper);
     }
@@ -201,7 +214,7 @@ export class Orchestrator {
   #armDeadline(snapshot: Snapshot): void {
     const at = snapshot.limits.deadlineAt;
     if (at === this.#deadline?.at || snapshot.status !== 'running') return;
-    this.#deadline?.stop.abort();
+    this.#deadline?.stop.abort(disarmed);
     if (at === undefined) {
       this.#deadline = undefined;
       return;
@@ -224,7 +237,7 @@ export class Orchestrator {
     if (held === undefined || store === undefined) return undefined;
     return new LeaseKeeper(store, held.lease, held.leaseMs, systemClock, (why) => {
       // Another process may drive the run now: nothing this one still has in flight may land.
-      this.#executor.stop('this process lost the run');
+      this.#executor.stop(new Error('this process lost the run'));
       this.#inbox.push({ lost: why ?? 'the lease was taken over' });
     });
   }
@@ -234,7 +247,7 @@ export class Orchestrator {
     const store: Store | undefined = this.#options.store;
     if (held === undefined || store === undefined) return;
     try {
-      await store.release(keeper?.lease ?? held.lease);
+      if (!this.#released) await store.release(keeper?.lease ?? held.lease);
     } catch {
       // The store may be why the run stopped; the lease then expires by itself.
     } finally {

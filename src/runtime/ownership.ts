@@ -3,6 +3,9 @@ import type { Lease, LeaseRecord, Store } from '../store/store.js';
 import type { Clock } from './clock.js';
 import { type Owner, ownerIsDead } from './identity.js';
 
+// Why a keeper stops: one reason for all, not a DOMException with a stack per run.
+const done = new Error('the driver stopped');
+
 /** How long a lease lasts unless renewed: long enough to ride out a pause, short for a dead owner. */
 export const defaultLeaseMs = 30_000;
 
@@ -61,7 +64,7 @@ export class LeaseKeeper {
 
   /** Stops renewing (the driver is done; it releases the lease itself). */
   stop(): void {
-    this.#stopped.abort();
+    this.#stopped.abort(done);
   }
 
   async #keep(

@@ -55,8 +55,6 @@ export async function resume<S, I>(
 ): Promise<RunResult<S>> {
   checkOptions(options);
   const g = graph as CompiledGraph;
-  if ((await store.getRun(runId)) === undefined)
-    throw refuse('RUN_NOT_FOUND', `there is no run "${runId}"`);
   // The run is loaded once this process owns it: nobody can move it between the load and the
   // first commit.
   const me = newOwner();

@@ -113,6 +113,8 @@ export class MemoryStore implements Store {
       if (wait !== undefined && wait.answer === null && !wait.closedAt)
         rows.waits.set(requestId, { ...wait, closedAt: commit.at });
     }
+    if (commit.release && epoch !== null && rows.lease !== undefined)
+      rows.lease = { ...rows.lease, expiresAt: 0 };
     for (const id of commit.timers?.clear ?? []) rows.timers.delete(id);
     for (const timer of commit.timers?.set ?? []) rows.timers.set(timer.id, timer);
   }
@@ -146,7 +148,13 @@ export class MemoryStore implements Store {
     for (const lease of leases) {
       const rows = this.#runs.get(lease.runId);
       const row = rows?.lease;
-      if (row === undefined || row.epoch !== lease.epoch || row.owner !== lease.owner) {
+      // A lease given up stays given up: a renewal racing the last commit cannot take it back.
+      if (
+        row === undefined ||
+        row.epoch !== lease.epoch ||
+        row.owner !== lease.owner ||
+        row.expiresAt === 0
+      ) {
         lost.push(lease.runId);
         continue;
       }

@@ -172,6 +172,7 @@ export class PostgresStore implements Store, WorkQueue {
   async commit(runId: string, commit: Commit): Promise<void> {
     const { seq, at, event, trace, status, error, snapshot } = commit;
     const epoch = commit.epoch ?? null;
+    const release = commit.release === true && epoch !== null;
     const step = [runId, seq, at, event, trace, status, error, epoch];
     // Most steps carry no snapshot, wait or timer: the head moves and the event is appended.
     const { schedule } = commit;
@@ -182,7 +183,9 @@ export class PostgresStore implements Store, WorkQueue {
         (schedule.consumed?.length ?? 0) > 0);
     const simple =
       snapshot === null && commit.waits === undefined && commit.timers === undefined && !scheduled;
-    const values = simple ? step : [...step, snapshot, ...commitExtras(commit)];
+    const values = simple
+      ? [...step, release]
+      : [...step, snapshot, ...commitExtras(commit), release];
     const damaged = (failure: unknown) => {
       const constraint = uniqueViolation(failure);
       if (constraint !== 'events_pkey' && constraint !== 'snapshots_pkey') return undefined;

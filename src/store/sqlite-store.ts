@@ -236,7 +236,8 @@ export class SqliteStore implements Store {
     const epoch = commit.epoch ?? null;
     try {
       // Most steps carry no snapshot, wait or timer: one INSERT, its own implicit transaction.
-      if (snapshot === null && waits === undefined && timers === undefined) {
+      const release = commit.release === true && epoch !== null;
+      if (snapshot === null && waits === undefined && timers === undefined && !release) {
         this.#sql.insertCommit.run(num, seq, at, event, trace, status, error, epoch);
         return;
       }
@@ -251,6 +252,7 @@ export class SqliteStore implements Store {
         for (const requestId of waits?.close ?? []) this.#sql.closeWait.run(at, runId, requestId);
         for (const id of timers?.clear ?? []) this.#sql.clearTimer.run(runId, id);
         for (const timer of timers?.set ?? []) this.#sql.setTimer.run(runId, timer.id, timer.at);
+        if (release) this.#sql.releaseLeaseAt.run(num, epoch);
       });
     } catch (error) {
       throw this.#refused(runId, seq, epoch, error);

@@ -109,6 +109,11 @@ export interface Commit {
    * that is fenced by `seq` alone, and the owner meets it as a conflict at its next commit.
    */
   readonly epoch?: number | null;
+  /**
+   * The commit's lease (its `epoch`) is given up with it: the last commit of a driver that
+   * stops, so that another process may take the run at once, with no write of its own.
+   */
+  readonly release?: boolean;
   /** Waits the step opened, and waits it closed (by request id) without an answer. */
   readonly waits?: {
     readonly open?: readonly WaitRecord[];

@@ -678,6 +678,18 @@ export function storeConformance(
         expect((await store.getRun('r1'))?.lease?.expiresAt).toBe(renewed[0]?.expiresAt);
       });
 
+      it('a last commit may give its lease up with it: another owner takes the run at once, and no renewal takes it back', async () => {
+        await store.createRun(newRun('r1'));
+        const mine = await store.acquire('r1', me);
+        await store.commit(
+          'r1',
+          step(1, { epoch: mine.epoch, status: 'failed', snapshot: '{"at":1}', release: true }),
+        );
+        expect((await store.getRun('r1'))?.lease).toMatchObject({ live: false, expiresAt: 0 });
+        expect((await store.renew([mine], 60_000)).lost).toEqual(['r1']);
+        expect((await store.acquire('r1', other)).epoch).toBe(2);
+      });
+
       it('a stale lease releases nothing', async () => {
         await store.createRun(newRun('r1'));
         const old = await store.acquire('r1', { ...me, leaseMs: 1 });

@@ -48,9 +48,10 @@ function history(s: string, after: string): string {
 }
 
 /** The head move every commit starts with: fenced by seq, by epoch, and by a readable status. */
-function head(s: string): string {
+function head(s: string, release: string): string {
   return `head AS (
-    UPDATE ${s}.runs SET seq = $2, updated_at = $3, status = $6, error = $7
+    UPDATE ${s}.runs SET seq = $2, updated_at = $3, status = $6, error = $7,
+      lease_expires_at = CASE WHEN ${release}::boolean THEN 0 ELSE lease_expires_at END
     WHERE id = $1 AND seq = $2 - 1 AND status IN (${statusList})
       AND ($8::bigint IS NULL OR lease_epoch = $8)
     RETURNING id)`;
@@ -67,7 +68,7 @@ function texts(s: string) {
         RETURNING id)
       INSERT INTO ${s}.snapshots (run_id, seq, data) SELECT id, 0, $10 FROM run`,
     // Most steps: the head moves and the event is appended, or neither (zero rows).
-    commitStep: `WITH ${head(s)}
+    commitStep: `WITH ${head(s, '$9')}
       INSERT INTO ${s}.events (run_id, seq, at, event, trace) SELECT id, $2, $3, $4, $5 FROM head`,
     // A step with a snapshot, waits or timers: the same, with all of them, in one statement.
     // The CTEs cannot see each other's writes; the store never gives two of them the same row.
@@ -75,7 +76,7 @@ function texts(s: string) {
     // which PostgreSQL checks once before it reads any row): the generic plan of a prepared
     // statement reads `= ANY (array)` as a filter over every wait of the run, and a step that
     // closed nothing used to cost more the more waits its run had opened.
-    commitFull: `WITH ${head(s)},
+    commitFull: `WITH ${head(s, '$32')},
       event AS (
         INSERT INTO ${s}.events (run_id, seq, at, event, trace) SELECT id, $2, $3, $4, $5 FROM head),
       snapshot AS (
@@ -139,6 +140,7 @@ function texts(s: string) {
     renew: `UPDATE ${s}.runs r SET lease_expires_at = ${nowMs} + ceil($4::double precision)::bigint
       FROM unnest($1::text[], $2::bigint[], $3::text[]) AS l (run_id, epoch, owner)
       WHERE r.id = l.run_id AND r.lease_epoch = l.epoch AND r.lease_owner = l.owner
+        AND r.lease_expires_at > 0
       RETURNING r.id, r.lease_epoch AS epoch, r.lease_owner AS owner, r.lease_expires_at AS expires_at`,
     release: `UPDATE ${s}.runs SET lease_expires_at = 0
       WHERE id = $1 AND lease_epoch = $2 AND lease_owner = $3`,

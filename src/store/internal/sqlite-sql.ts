@@ -84,8 +84,11 @@ export const statements = {
     ON CONFLICT (num) DO UPDATE SET owner = excluded.owner, host = excluded.host,
       pid = excluded.pid, epoch = excluded.epoch, expires_at = excluded.expires_at`,
   // Fenced like a commit: only the lease's own owner at its own epoch extends or gives it up.
+  // A lease given up (expires_at 0) stays given up: a renewal racing the last commit cannot
+  // take it back.
   renewLease: `UPDATE leases SET expires_at = ?
-    WHERE num = (SELECT num FROM runs WHERE id = ?) AND epoch = ? AND owner = ?`,
+    WHERE num = (SELECT num FROM runs WHERE id = ?) AND epoch = ? AND owner = ? AND expires_at > 0`,
+  releaseLeaseAt: 'UPDATE leases SET expires_at = 0 WHERE num = ? AND epoch = ?',
   releaseLease: `UPDATE leases SET expires_at = 0
     WHERE num = (SELECT num FROM runs WHERE id = ?) AND epoch = ? AND owner = ?`,
   setTimer: `INSERT INTO timers (run_id, id, at) VALUES (?, ?, ?)
