@@ -1,6 +1,8 @@
 // Where the command keeps its runs: a SQLite file (--db, the default) or a PostgreSQL database
 // (--store postgres://..., or WAYMARK_STORE). Read once, as every command starts.
 
+import { WaymarkError } from '../error/waymark-error.js';
+
 /** Whether a store location names a PostgreSQL database rather than a SQLite file. */
 export function isPostgres(location: string): boolean {
   return /^postgres(ql)?:\/\//i.test(location);
@@ -29,17 +31,41 @@ export function storeLocation(
 }
 
 /**
- * A PostgreSQL location split into what node-postgres connects with and the waymark schema it
- * names (`?schema=runs`; default `waymark`), which node-postgres would not understand.
+ * A PostgreSQL location split into what node-postgres connects with and the waymark settings it
+ * carries, which node-postgres would not understand: the schema (`?schema=runs`; default
+ * `waymark`) and `?notify=off` for a database behind PgBouncer in transaction mode, which keeps
+ * no LISTEN (workers then poll only).
  *
  * @example
  * postgresTarget('postgres://db/app?schema=runs'); // { connectionString: 'postgres://db/app', schema: 'runs' }
+ * @throws WaymarkError `USAGE_INVALID` for a `notify` that is neither on nor off.
  */
-export function postgresTarget(location: string): { connectionString: string; schema?: string } {
+export function postgresTarget(location: string): {
+  connectionString: string;
+  schema?: string;
+  notify?: boolean;
+} {
   const url = new URL(location);
   const schema = url.searchParams.get('schema') ?? undefined;
+  const notify = onOff(url.searchParams.get('notify'));
   url.searchParams.delete('schema');
-  return { connectionString: url.toString(), ...(schema !== undefined && { schema }) };
+  url.searchParams.delete('notify');
+  return {
+    connectionString: url.toString(),
+    ...(schema !== undefined && { schema }),
+    ...(notify !== undefined && { notify }),
+  };
+}
+
+function onOff(value: string | null): boolean | undefined {
+  if (value === null) return undefined;
+  if (/^(on|true|1)$/i.test(value)) return true;
+  if (/^(off|false|0)$/i.test(value)) return false;
+  throw new WaymarkError(
+    'USAGE_INVALID',
+    `notify=${value} in the store location: say notify=on (LISTEN/NOTIFY wake-ups, the default) or notify=off (poll only, behind PgBouncer in transaction mode)`,
+    { retryable: false, details: { notify: value } },
+  );
 }
 
 /** A location as messages print it: a file path as it is, a database URL without its password. */

@@ -74,8 +74,7 @@ async function openPostgres(location: string): Promise<PostgresStore> {
       },
     );
   }
-  const { connectionString, schema } = postgresTarget(location);
-  return postgres.PostgresStore.open({ connectionString, ...(schema !== undefined && { schema }) });
+  return postgres.PostgresStore.open(postgresTarget(location));
 }
 
 /** Whether the --db file exists (`:memory:` always does; a database server is asked instead). */

@@ -11,7 +11,6 @@ import {
   inspect,
   loadTrace,
   person,
-  resume,
   run,
   Worker,
   type WorkerEvent,
@@ -20,7 +19,6 @@ import { PostgresStore } from '../../src/postgres.js';
 import {
   describePg,
   dropSchema,
-  pgUrl,
   schemaName,
   testPool,
   truncate,
@@ -238,7 +236,6 @@ describePg('workers on PostgreSQL', () => {
     await withWorkers([g], 2, async () => expect((await settled('d')).status).toBe('succeeded'));
     expect((await inspect(store, g, 'd')).snapshot.state.log).toEqual(['a', 'b', 'c']);
     expect(bRuns).toBe(2); // its first run's completion never landed
-    void resume;
   });
 
   it('registers each worker with the graphs it runs, and drops it when it stops', async () => {
@@ -256,6 +253,18 @@ describePg('workers on PostgreSQL', () => {
     });
     expect(await store.listWorkers()).toEqual([]);
   });
-});
 
-void pgUrl;
+  it('behind PgBouncer in transaction mode (notify: false) workers find their work by polling', async () => {
+    const pollOnly = await PostgresStore.open({ pool, schema, notify: false });
+    const stop = new AbortController();
+    const working = new Worker(pollOnly, [chain], { leaseMs: 5_000, pollMs: 50 }).run(stop.signal);
+    try {
+      const id = await enqueue(pollOnly, chain, {});
+      expect((await settled(id)).status).toBe('succeeded');
+    } finally {
+      stop.abort();
+      await working;
+      await pollOnly.close();
+    }
+  });
+});
