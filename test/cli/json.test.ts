@@ -154,13 +154,14 @@ async function workerLines(box: ReturnType<typeof sandbox>): Promise<void> {
   const store = `${pgUrl}${pgUrl.includes('?') ? '&' : '?'}schema=${schema}`;
   const pool = testPool();
   const graphs = fixture('worker');
+  let worker: ReturnType<typeof spawn> | undefined;
   try {
     await json(
       box,
       ['--store', store, 'run', join(graphs, 'slow.ts'), '--enqueue', '--run-id', 'q'],
       0,
     );
-    const worker = spawn(
+    worker = spawn(
       process.execPath,
       [
         bin,
@@ -178,10 +179,10 @@ async function workerLines(box: ReturnType<typeof sandbox>): Promise<void> {
       { cwd: box.dir, env: { ...process.env, FIXTURE_STEP_MS: '5000' } },
     );
     let stdout = '';
-    worker.stdout.on('data', (chunk: Buffer) => {
+    worker.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
     });
-    const ended = new Promise((resolve) => worker.on('exit', resolve));
+    const ended = new Promise((resolve) => worker?.on('exit', resolve));
     // Once its first node runs, the run is cancelled under it: the worker loses that task.
     for (let i = 0; i < 200 && !stdout.includes('"worker-folded"'); i++)
       await new Promise((r) => setTimeout(r, 25));
@@ -199,6 +200,9 @@ async function workerLines(box: ReturnType<typeof sandbox>): Promise<void> {
     const lines = stdout.split('\n').filter((l) => l.trim() !== '');
     collect('worker', { code: 0, stdout, stderr: '', lines, errLines: [] });
   } finally {
+    // A failed step above must not leave the worker polling a dropped schema forever.
+    if (worker !== undefined && worker.exitCode === null && worker.signalCode === null)
+      worker.kill('SIGKILL');
     await dropSchema(pool, schema);
     await pool.end();
   }
