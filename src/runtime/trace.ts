@@ -1,4 +1,5 @@
 import type { ErrorClass, ErrorCode } from '../error/codes.js';
+import type { ErrorCause } from '../error/error-value.js';
 import type { TurnRecord, Usage } from '../graph/types.js';
 
 /** One attempt of one activation, as it happened. */
@@ -24,6 +25,10 @@ export interface TraceEntry {
     readonly code: ErrorCode;
     readonly class: ErrorClass;
     readonly message: string;
+    /** What the node threw, where it threw it: set by {@link loadTrace}, from the run's history. */
+    readonly stack?: string;
+    /** The thrown error's `cause` chain, outermost first: set by {@link loadTrace}. */
+    readonly cause?: ErrorCause;
   };
 }
 

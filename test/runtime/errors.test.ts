@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { append, END, graph, permanentError, run, WaymarkError } from '../../src/index.js';
+import {
+  append,
+  END,
+  graph,
+  loadTrace,
+  MemoryStore,
+  permanentError,
+  run,
+  WaymarkError,
+} from '../../src/index.js';
 import { manualClock } from '../support/clock.js';
 
 const State = z.object({
@@ -67,7 +76,8 @@ describe('errors are values', () => {
       .entry('fetch')
       .compile();
 
-    const result = await run(g, {});
+    const store = new MemoryStore();
+    const result = await run(g, {}, { store, runId: 'r' });
 
     expect(result.status).toBe('failed');
     if (result.status !== 'failed') return;
@@ -76,6 +86,15 @@ describe('errors are values', () => {
       message: 'connect ECONNREFUSED 127.0.0.1:9',
       code: 'ECONNREFUSED',
       stack: expect.stringContaining('errors.test.ts'),
+    });
+    // Read back later, from the history alone, the attempt keeps the same provenance.
+    const [attempt] = (await loadTrace(store, 'r')).entries;
+    expect(attempt?.error).toEqual({
+      code: 'NODE_FAILED',
+      class: 'transient',
+      message: 'the changelog could not be fetched',
+      stack: result.error.stack,
+      cause: result.error.cause,
     });
   });
 

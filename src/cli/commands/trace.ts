@@ -1,7 +1,6 @@
-import type { ErrorValue } from '../../error/error-value.js';
 import { WaymarkError } from '../../error/waymark-error.js';
-import { decodeEvent, decodeTrace } from '../../runtime/codec.js';
-import { type TraceEntry, traceOf } from '../../runtime/trace.js';
+import { loadTrace } from '../../runtime/history.js';
+import type { Trace } from '../../runtime/trace.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { describeEntry } from '../progress.js';
@@ -17,15 +16,11 @@ export async function trace(out: Io, runId: string): Promise<number> {
     type: 'trace',
     runId,
     path,
-    entries: entries.map(({ entry, error }) => ({
-      ...entry,
-      startedAt: iso(entry.startedAt),
-      ...(error !== undefined && { error }),
-    })),
+    entries: entries.map((entry) => ({ ...entry, startedAt: iso(entry.startedAt) })),
   });
   out.line(`path: ${path.join(' -> ')}`);
   out.line();
-  for (const { entry, error } of entries) {
+  for (const entry of entries) {
     out.line(`${iso(entry.startedAt)}  ${describeEntry(out, entry)}`);
     for (const turn of entry.turns ?? []) {
       const tools = turn.toolCalls?.length ? `, tools: ${turn.toolCalls.join(', ')}` : '';
@@ -34,13 +29,13 @@ export async function trace(out: Io, runId: string): Promise<number> {
         : '';
       out.line(`${' '.repeat(26)}  turn ${turn.turn}: ${turn.durationMs} ms${usage}${tools}`);
     }
-    if (error === undefined) continue;
-    for (const line of provenanceLines(error, out.flags.verbose)) {
+    if (entry.error === undefined) continue;
+    for (const line of provenanceLines(entry.error, out.flags.verbose)) {
       out.line(`${' '.repeat(28)}${line}`);
     }
   }
-  const failed = entries.filter((e) => e.entry.status === 'failed').length;
-  const used = entries.flatMap((e) => (e.entry.usage === undefined ? [] : [e.entry.usage]));
+  const failed = entries.filter((e) => e.status === 'failed').length;
+  const used = entries.flatMap((e) => (e.usage === undefined ? [] : [e.usage]));
   const tokensIn = used.reduce((n, u) => n + u.inputTokens, 0);
   const tokensOut = used.reduce((n, u) => n + u.outputTokens, 0);
   out.line();
@@ -50,44 +45,12 @@ export async function trace(out: Io, runId: string): Promise<number> {
   return exitCode.succeeded;
 }
 
-/** A trace entry, with the whole error value of a failed attempt (its stack and cause). */
-interface TracedAttempt {
-  readonly entry: TraceEntry;
-  readonly error: (TraceEntry['error'] & Pick<ErrorValue, 'stack' | 'cause'>) | undefined;
-}
-
-/**
- * The run's whole history, read once: its trace entries, each failed one with the error value
- * its `failed` event recorded (the trace keeps only code, class and message).
- */
-async function history(
-  store: CliStore,
-  runId: string,
-): Promise<{ path: readonly string[]; entries: TracedAttempt[] }> {
+/** The run's whole history, read once; refused for a run the store does not hold. */
+async function history(store: CliStore, runId: string): Promise<Trace> {
   if ((await store.getRun(runId)) === undefined) {
     throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}" in ${whereIs(store)}`, {
       retryable: false,
     });
   }
-  const events = await store.events(runId);
-  const errors = new Map<string, ErrorValue>();
-  for (const stored of events) {
-    const event = decodeEvent(stored.event, runId, stored.seq);
-    if (event.type === 'failed') {
-      errors.set(`${event.error.activation}#${event.error.attempt}`, event.error);
-    }
-  }
-  const trace = traceOf(events.flatMap((e) => decodeTrace(e.trace, runId, e.seq)));
-  return {
-    path: trace.path,
-    entries: trace.entries.map((entry) => {
-      if (entry.error === undefined) return { entry, error: undefined };
-      const value = errors.get(`${entry.activation}#${entry.attempt}`);
-      const provenance = {
-        ...(value?.stack !== undefined && { stack: value.stack }),
-        ...(value?.cause !== undefined && { cause: value.cause }),
-      };
-      return { entry, error: { ...entry.error, ...provenance } };
-    }),
-  };
+  return loadTrace(store, runId);
 }
