@@ -2,6 +2,7 @@ import { isWaymarkError, type WaymarkError } from '../error/waymark-error.js';
 import type { Diagnostic } from '../graph/diagnostic.js';
 import { exitCode } from './exit-code.js';
 import type { Io } from './io.js';
+import { isPostgres } from './location.js';
 import { commandLine, shellQuote } from './next.js';
 
 /**
@@ -32,7 +33,9 @@ export function hintFor(io: Io, error: WaymarkError): string {
       if (details.commander === 'commander.unknownCommand')
         return '`waymark --help` lists the commands';
       if (reason === 'no-database') {
-        return 'check the path; the first run started with this --db makes the database';
+        return isPostgres(io.flags.db)
+          ? 'check the URL and its ?schema=; the first run started with this --store makes the schema'
+          : 'check the path; the first run started with this --db makes the database';
       }
       if (reason === 'no-graph-file' && runId !== undefined) {
         return `name the graph file: \`${commandLine(io, [about.command ?? 'show', runId, '--graph', '<graph-file>'])}\``;
@@ -57,7 +60,9 @@ export function hintFor(io: Io, error: WaymarkError): string {
       return "the input must match the graph's state schema; --json lists every issue in `details`";
     case 'RUN_NOT_FOUND':
       if (reason === 'no-database') {
-        return 'a run lives in the database it was started with: check --db (default .waymark/waymark.db under the current directory)';
+        return isPostgres(io.flags.db)
+          ? 'a run lives in the database it was started with: check --store and its ?schema= (default waymark)'
+          : 'a run lives in the database it was started with: check --db (default .waymark/waymark.db under the current directory)';
       }
       return `\`${commandLine(io, ['ls'])}\` lists the runs in this database (or name another with --db)`;
     case 'RUN_EXISTS':

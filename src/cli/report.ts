@@ -7,7 +7,7 @@ import type { WaitRecord } from '../store/store.js';
 import { exitCodeOf } from './exit-code.js';
 import type { Io } from './io.js';
 import { commandLine, resumability, whatWorks } from './next.js';
-import { type CliStore, whereIs } from './session.js';
+import { type CliStore, locationOf, whereIs } from './session.js';
 import { readStoredRun, storedJson } from './stored-run.js';
 import { iso } from './time.js';
 
@@ -75,7 +75,7 @@ export async function reportRun(io: Io, store: CliStore, result: RunResult): Pro
     path,
     ...(error && { error }),
     ...(status === 'waiting' && { waits }),
-    db: whereIs(store),
+    db: locationOf(io),
   });
   const { c } = io;
   const colour = status === 'succeeded' ? c.green : status === 'waiting' ? c.yellow : c.red;

@@ -33,7 +33,7 @@ export type StoreUse = 'create' | 'existing';
  *   `STORE_CORRUPT` (not a waymark database), `STORE_VERSION_UNSUPPORTED`.
  */
 export async function openStore(io: Io, use: StoreUse): Promise<CliStore> {
-  if (isPostgres(io.flags.db)) return openPostgres(io.flags.db);
+  if (isPostgres(io.flags.db)) return openPostgres(io.flags.db, use === 'create');
   let sqlite: typeof import('../store/sqlite-store.js');
   try {
     sqlite = await import('../store/sqlite-store.js');
@@ -57,7 +57,7 @@ export async function openStore(io: Io, use: StoreUse): Promise<CliStore> {
 }
 
 /** Opens a PostgreSQL store, loading node-postgres only now: `waymark/postgres` is optional. */
-async function openPostgres(location: string): Promise<PostgresStore> {
+async function openPostgres(location: string, create: boolean): Promise<PostgresStore> {
   let postgres: typeof import('../store/postgres-store.js');
   try {
     postgres = await import('../store/postgres-store.js');
@@ -74,13 +74,7 @@ async function openPostgres(location: string): Promise<PostgresStore> {
       },
     );
   }
-  return postgres.PostgresStore.open(postgresTarget(location));
-}
-
-/** Whether the --db file exists (`:memory:` always does; a database server is asked instead). */
-export function databaseExists(io: Io): boolean {
-  if (isPostgres(io.flags.db)) return true;
-  return io.flags.db === ':memory:' || existsSync(resolve(io.flags.db));
+  return postgres.PostgresStore.open({ ...postgresTarget(location), create });
 }
 
 /**
@@ -132,8 +126,8 @@ export async function graphFileOf(
 }
 
 /**
- * Like {@link withStore}, for a command about an existing run: with no database file there is
- * no such run, and none is created just to say so.
+ * Like {@link withStore}, for a command about an existing run: with no database there is no
+ * such run, and none is created just to say so.
  */
 export async function withRunStore<T>(
   io: Io,
@@ -141,14 +135,54 @@ export async function withRunStore<T>(
   use: (store: CliStore) => Promise<T>,
 ): Promise<T> {
   io.about.runId = runId;
-  if (!databaseExists(io)) {
-    throw new WaymarkError(
-      'RUN_NOT_FOUND',
-      `there is no run "${runId}": no database at ${resolve(io.flags.db)}`,
-      { retryable: false, details: { reason: 'no-database', path: resolve(io.flags.db) } },
-    );
+  const found = await withExistingStore(io, use);
+  if (found === undefined) {
+    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}": ${noDatabase(io)}`, {
+      retryable: false,
+      details: { reason: 'no-database', path: locationOf(io) },
+    });
   }
-  return withStore(io, 'existing', use);
+  return found.value;
+}
+
+/**
+ * Runs `use` with an existing database open, and closes it; nothing when there is none (no
+ * file, or no waymark schema in the PostgreSQL database), which is then left uncreated.
+ */
+export async function withExistingStore<T>(
+  io: Io,
+  use: (store: CliStore) => Promise<T>,
+): Promise<{ readonly value: T } | undefined> {
+  const { db } = io.flags;
+  if (!isPostgres(db) && db !== ':memory:' && !existsSync(resolve(db))) return undefined;
+  let store: CliStore;
+  try {
+    store = await openStore(io, 'existing');
+  } catch (error) {
+    const missing =
+      error instanceof WaymarkError &&
+      error.code === 'STORE_UNAVAILABLE' &&
+      (error.details as { reason?: unknown } | undefined)?.reason === 'missing';
+    if (missing) return undefined;
+    throw error;
+  }
+  try {
+    return { value: await use(store) };
+  } finally {
+    await store.close();
+  }
+}
+
+/** Where the command's runs would be, as its messages print it: a resolved path, or the URL. */
+export function locationOf(io: Io): string {
+  return isPostgres(io.flags.db) ? shownLocation(io.flags.db) : resolve(io.flags.db);
+}
+
+/** Why there is nothing at the command's location, as a message says it. */
+export function noDatabase(io: Io): string {
+  if (!isPostgres(io.flags.db)) return `no database at ${locationOf(io)}`;
+  const schema = postgresTarget(io.flags.db).schema ?? 'waymark';
+  return `no waymark schema "${schema}" at ${locationOf(io)}`;
 }
 
 /** Runs `use` with the store open, and closes it whatever happens. */

@@ -86,6 +86,7 @@ export class PostgresStore implements Store, WorkQueue {
   #migrated = false;
   #closed = false;
   readonly #notify: boolean;
+  readonly #create: boolean;
   readonly #connection: pg.ClientConfig;
   #listener: Promise<pg.Client | undefined> | undefined;
   readonly #waiting = new Set<() => void>();
@@ -107,6 +108,7 @@ export class PostgresStore implements Store, WorkQueue {
     this.#sql = pgStatements(this.#quoted);
     this.#ownsPool = options.pool === undefined;
     this.#notify = options.notify ?? true;
+    this.#create = options.create ?? true;
     this.#connection = {
       application_name: 'waymark-listen',
       connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
@@ -667,7 +669,7 @@ export class PostgresStore implements Store, WorkQueue {
   /** Creates or migrates the schema once; a failure is not kept, so the next call tries again. */
   async #ready(): Promise<void> {
     if (this.#closed) throw closedStore(this.schema);
-    this.#setup ??= migratePg(this.#pool, this.schema, this.#quoted).then(
+    this.#setup ??= migratePg(this.#pool, this.schema, this.#quoted, this.#create).then(
       () => {
         this.#migrated = true;
       },

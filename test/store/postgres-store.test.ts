@@ -322,6 +322,21 @@ describePg('PostgresStore on one database', () => {
       }
     });
 
+    it('with create: false, uses an existing schema and never makes a missing one', async () => {
+      const missing = schemaName();
+      const store = new PostgresStore({ pool: pool!, schema: missing, create: false });
+      await expect(store.getRun('r1')).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        retryable: false,
+        details: { schema: missing, reason: 'missing' },
+      });
+      const { rows } = await pool!.query('SELECT to_regnamespace($1) IS NULL AS absent', [missing]);
+      expect(rows).toEqual([{ absent: true }]);
+      const existing = new PostgresStore({ pool: pool!, schema, create: false });
+      await existing.createRun(newRun('r1'));
+      expect((await existing.getRun('r1'))?.id).toBe('r1');
+    });
+
     it('leaves the parsers of a shared pool alone: its own queries still read int8 as text', async () => {
       const store = new PostgresStore({ pool: pool!, schema });
       await store.createRun(newRun('r1'));

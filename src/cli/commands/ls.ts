@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import { WaymarkError } from '../../error/waymark-error.js';
 import {
   type RunRecord,
@@ -10,7 +9,7 @@ import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { isDriven, leaseJson, statusLabel } from '../liveness.js';
 import { isPostgres, shownLocation } from '../location.js';
-import { databaseExists, withStore } from '../session.js';
+import { locationOf, noDatabase, withExistingStore } from '../session.js';
 import { iso } from '../time.js';
 
 const statuses: readonly StoredStatus[] = storedStatuses;
@@ -34,25 +33,8 @@ export async function ls(
       retryable: false,
     });
   }
-  const db = isPostgres(out.flags.db) ? shownLocation(out.flags.db) : resolve(out.flags.db);
-  // Listing never creates a database. A --db that names no file is a mistyped path; the
-  // default one simply has no runs yet.
-  if (!databaseExists(out)) {
-    if (out.dbGiven) {
-      throw new WaymarkError(
-        'USAGE_INVALID',
-        `--db ${out.flags.db}: there is no database at ${db}`,
-        {
-          retryable: false,
-          details: { reason: 'no-database', path: db },
-        },
-      );
-    }
-    out.json({ type: 'runs', db, runs: [] });
-    out.line(`no runs (no database at ${db} yet)`);
-    return exitCode.succeeded;
-  }
-  const { runs, served } = await withStore(out, 'existing', async (store) => {
+  const db = locationOf(out);
+  const found = await withExistingStore(out, async (store) => {
     const listed = await store.listRuns({
       ...(status !== undefined && { status: status as StoredStatus }),
       ...(flags.graph !== undefined && { graph: flags.graph }),
@@ -62,6 +44,22 @@ export async function ls(
     const workers = 'listWorkers' in store ? await store.listWorkers() : undefined;
     return { runs: listed, served: workers === undefined ? undefined : servedGraphs(workers) };
   });
+  // Listing never creates a database. A location the command was given that holds none is
+  // mistyped; the default one simply has no runs yet.
+  if (found === undefined) {
+    if (out.dbGiven) {
+      const option = isPostgres(out.flags.db) ? '--store' : '--db';
+      throw new WaymarkError(
+        'USAGE_INVALID',
+        `${option} ${shownLocation(out.flags.db)}: there is ${noDatabase(out)}`,
+        { retryable: false, details: { reason: 'no-database', path: db } },
+      );
+    }
+    out.json({ type: 'runs', db, runs: [] });
+    out.line(`no runs (${noDatabase(out)} yet)`);
+    return exitCode.succeeded;
+  }
+  const { runs, served } = found.value;
   const unserved = (r: RunRecord) =>
     served !== undefined &&
     (r.status === 'running' || r.status === 'waiting') &&

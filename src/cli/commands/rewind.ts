@@ -4,7 +4,7 @@ import { rewind as rewindStored } from '../../runtime/rewind.js';
 import type { Io } from '../io.js';
 import { withProgress } from '../progress.js';
 import { reportRun } from '../report.js';
-import { graphOfRun, whereIs, withRunStore } from '../session.js';
+import { graphOfRun, locationOf, whereIs, withRunStore } from '../session.js';
 
 interface RewindFlags {
   readonly to: string;
@@ -31,7 +31,7 @@ export async function rewind(out: Io, runId: string, flags: RewindFlags): Promis
           ...live,
         }),
       () => {
-        out.json({ type: 'run-started', runId: newRunId, graph: graph.name, db: whereIs(store) });
+        out.json({ type: 'run-started', runId: newRunId, graph: graph.name, db: locationOf(out) });
         out.line(`rewinding ${runId} to ${flags.to}, as a new run ${out.c.bold(newRunId)}`);
       },
     );

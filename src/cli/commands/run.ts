@@ -19,6 +19,7 @@ import {
   type CliStore,
   graphFileLabel,
   graphOfRun,
+  locationOf,
   parseJson,
   whereIs,
   withRunStore,
@@ -69,7 +70,7 @@ export async function run(out: Io, file: string, flags: RunFlags): Promise<numbe
           ...live,
         }),
       () => {
-        out.json({ type: 'run-started', runId, graph: graph.name, db: whereIs(store) });
+        out.json({ type: 'run-started', runId, graph: graph.name, db: locationOf(out) });
         out.line(
           `run ${out.c.bold(runId)} of graph "${graph.name}", checkpoints in ${whereIs(store)}`,
         );
@@ -228,7 +229,7 @@ async function enqueued(
       ...(flags.model !== undefined && { model: flags.model }),
       ...(budget !== undefined && { budget }),
     });
-    out.json({ type: 'run-enqueued', runId, graph: graph.name, db: whereIs(store) });
+    out.json({ type: 'run-enqueued', runId, graph: graph.name, db: locationOf(out) });
     out.line(
       `run ${out.c.bold(runId)} of graph "${graph.name}" enqueued for the workers of ${whereIs(store)}`,
     );

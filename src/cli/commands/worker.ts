@@ -36,7 +36,8 @@ export async function worker(out: Io, flags: WorkerFlags): Promise<number> {
     );
   }
   const graphs = await graphsOf(flags.graphs);
-  const store = (await openStore(out, 'existing')) as Store & WorkQueue;
+  // Workers may well start before the first run is enqueued: they make the schema if need be.
+  const store = (await openStore(out, 'create')) as Store & WorkQueue;
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.on('SIGTERM', onSignal);

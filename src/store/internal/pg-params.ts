@@ -34,6 +34,12 @@ export interface PostgresStoreOptions {
    * workers then find work by polling alone.
    */
   readonly notify?: boolean;
+  /**
+   * Whether a schema without waymark's tables is given them. Default `true`. With `false` only
+   * an existing waymark schema is used and nothing is created: a missing one is
+   * `STORE_UNAVAILABLE` with `details.reason` `missing` (as a missing SQLite file is).
+   */
+  readonly create?: boolean;
 }
 
 /**

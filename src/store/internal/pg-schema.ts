@@ -131,7 +131,12 @@ const lockSpace = 0x77796d6b;
  * @example
  * await migratePg(pool, 'waymark', '"waymark"');
  */
-export async function migratePg(pool: Pool, schema: string, quoted: string): Promise<void> {
+export async function migratePg(
+  pool: Pool,
+  schema: string,
+  quoted: string,
+  create = true,
+): Promise<void> {
   const { rows } = await pool.query<{ encoding: string; present: boolean }>(
     `SELECT current_setting('server_encoding') AS encoding, to_regclass($1) IS NOT NULL AS present`,
     [`${quoted}.schema_version`],
@@ -145,6 +150,13 @@ export async function migratePg(pool: Pool, schema: string, quoted: string): Pro
     );
   }
   if (rows[0]?.present && (await version(pool, quoted)) === pgSchemaVersion) return;
+  if (!rows[0]?.present && !create) {
+    throw new WaymarkError(
+      'STORE_UNAVAILABLE',
+      `PostgreSQL store: there is no waymark schema "${schema}" in this database`,
+      { retryable: false, details: { schema, sqlstate: null, reason: 'missing' } },
+    );
+  }
 
   const client = await pool.connect();
   // An error event on a checked-out client (its backend was terminated) must not crash the
