@@ -4,7 +4,7 @@ import { rewind as rewindStored } from '../../runtime/rewind.js';
 import type { Io } from '../io.js';
 import { withProgress } from '../progress.js';
 import { reportRun } from '../report.js';
-import { graphOfRun, locationOf, whereIs, withRunStore } from '../session.js';
+import { graphOfRun, locationOf, withRunStore } from '../session.js';
 
 interface RewindFlags {
   readonly to: string;
