@@ -156,7 +156,10 @@ function storedEntry(entry: TraceEntry): StoredEntry {
       ...(reused !== undefined && { reused }),
       ...(usage !== undefined && { usage }),
       ...(turns !== undefined && { turns }),
-      ...(error !== undefined && { error }),
+      // The stack and cause are the failed event's; stored once, there (loadTrace joins them).
+      ...(error !== undefined && {
+        error: { code: error.code, class: error.class, message: error.message },
+      }),
     });
   }
   return stored;

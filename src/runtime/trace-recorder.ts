@@ -94,7 +94,16 @@ function entry(
     if (extra.usage !== undefined) e.usage = extra.usage;
     if (extra.turns !== undefined) e.turns = extra.turns;
   }
-  return error === undefined
-    ? e
-    : { ...e, error: { code: error.code, class: error.class, message: error.message } };
+  if (error === undefined) return e;
+  const { code, class: errorClass, message, stack, cause } = error;
+  return {
+    ...e,
+    error: {
+      code,
+      class: errorClass,
+      message,
+      ...(stack !== undefined && { stack }),
+      ...(cause !== undefined && { cause }),
+    },
+  };
 }
