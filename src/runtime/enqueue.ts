@@ -18,8 +18,8 @@ export type EnqueueOptions = Pick<
 /**
  * Records a new run for the workers of a store that serves them, instead of running it in this
  * process: the run exists, started by none, and the first worker that has its graph folds its
- * start and schedules its entry. Returns the run's id at once; follow it with `inspect` or
- * `waymark watch`.
+ * start and schedules its entry. Returns the run's id at once; follow it with `inspect` (or
+ * `waymark show`). An idle worker is woken at once: a store that notifies tells it.
  * @throws WaymarkError `INPUT_INVALID`, `OPTIONS_INVALID`, `RUN_EXISTS`.
  *
  * @example
@@ -53,5 +53,8 @@ export async function enqueue<S, I>(
   const runId = options.runId ?? newRunId();
   const snapshot = initialSnapshot(g, runId, deepFreeze(parsed.data), limits);
   await Journal.create(store, g, snapshot, clock, options.snapshotEvery, options.labels);
+  // An inbox item is what wakes an idle worker at once (a notification); without it the run
+  // would wait for the next poll.
+  await store.wake(runId, clock.now());
   return runId;
 }

@@ -254,6 +254,23 @@ describePg('workers on PostgreSQL', () => {
     expect(await store.listWorkers()).toEqual([]);
   });
 
+  it('an enqueued run wakes an idle worker at once: it does not wait for the next poll', {
+    timeout: 20_000,
+  }, async () => {
+    const stop = new AbortController();
+    // A poll a minute apart: only a notification can start the run within the test's time.
+    const idle = new Worker(store, [chain], { leaseMs: 5_000, pollMs: 60_000 });
+    const working = idle.run(stop.signal);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200)); // it is idle, waiting
+      const id = await enqueue(store, chain, {});
+      expect((await settled(id, 15_000)).status).toBe('succeeded');
+    } finally {
+      stop.abort();
+      await working;
+    }
+  });
+
   it('behind PgBouncer in transaction mode (notify: false) workers find their work by polling', async () => {
     const pollOnly = await PostgresStore.open({ pool, schema, notify: false });
     const stop = new AbortController();
