@@ -12,6 +12,7 @@
 // postgres://postgres@127.0.0.1:5432/test). Each measurement works in a fresh schema of its own
 // and drops it afterwards. Printed, never asserted.
 
+import { loadavg } from 'node:os';
 import { serverInfo } from './lib/pg.js';
 import { emit } from './lib/report.js';
 import { waymarkOrigin } from './lib/waymark.js';
@@ -40,6 +41,8 @@ if (measure === undefined) {
 }
 
 const bench = await workerBench();
+// Per part, so a burst of other work on a shared machine shows next to the numbers it touched.
+const loadBefore = loadavg()[0]!;
 try {
   const server = await serverInfo(bench.admin);
   const report = await measure(bench);
@@ -50,7 +53,7 @@ try {
     ...(report.peerName !== undefined && { peerName: report.peerName }),
     rows: report.rows,
     notes: [
-      `workers ${part}: ${server}, ${bench.settings.reps < 7 ? 'QUICK' : 'full'} settings`,
+      `workers ${part}: ${server}, ${bench.settings.reps < 7 ? 'QUICK' : 'full'} settings, load average ${loadBefore.toFixed(2)} -> ${loadavg()[0]!.toFixed(2)}`,
       ...report.notes,
     ],
     details: { part, server, settings: bench.settings, ...report.details },
