@@ -1,7 +1,8 @@
 // Runs the benchmark scenarios, each in a fresh child process, and prints one table.
 //
-//   npm run bench                      all scenarios (about 4-5 minutes)
+//   npm run bench                      all scenarios but `workers` (about 4-5 minutes)
 //   npm run bench -- chain loop        only these
+//   npm run bench -- workers           the PostgreSQL worker numbers (WAYMARK_PG_URL; ~12 minutes)
 //   npm run bench -- --quick           short warm-up and 3 repetitions: a smoke test, not numbers
 //   npm run bench -- --ref HEAD        measure the tsc build of a commit, not the working tree
 //   npm run bench -- --source          measure src/ through tsx instead of the tsc build
@@ -27,7 +28,12 @@ const scenarios: Readonly<Record<string, string>> = {
   build: 'declare + compile a 10,000-node chain: waymark vs LangGraph.js',
   validate: 'validate generated 10k/20k/40k-node graphs: growth per doubling',
   startup: 'start the command: --version and ls on an empty database, installed and in the clone',
+  workers:
+    'PostgreSQL workers: throughput vs pg-boss, fan-out 1 vs 4, latency, durable step, takeover (only when named)',
 };
+
+/** Scenarios that run only when named: they need a PostgreSQL server (WAYMARK_PG_URL). */
+const optIn = new Set(['workers']);
 
 /**
  * Scenarios measured in more than one child process: each entry is the arguments of one child,
@@ -35,6 +41,7 @@ const scenarios: Readonly<Record<string, string>> = {
  */
 const parts: Readonly<Record<string, readonly (readonly string[])[]>> = {
   sqlite: [['chain'], ['loop']],
+  workers: [['throughput'], ['fanout'], ['latency'], ['step'], ['takeover']],
 };
 
 const flags = new Set<string>();
@@ -72,7 +79,7 @@ if (unknown.length > 0) {
   );
   process.exit(2);
 }
-const selected = named.length > 0 ? named : Object.keys(scenarios);
+const selected = named.length > 0 ? named : Object.keys(scenarios).filter((n) => !optIn.has(n));
 
 /** The children's environment: no tracing variables, which would slow LangGraph.js down. */
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -161,7 +168,16 @@ function line(row: Row): string[] {
     row.met === undefined ? '' : row.met ? 'yes' : 'NO',
   ];
 }
-const header = ['measure', 'waymark', 'LangGraph.js', 'LangGraph/waymark', 'target', 'met'];
+// The peer column is named after the peer when every scenario has the same one.
+const peers = new Set(
+  reports
+    .map((r) => r.peerName ?? (r.scenario === 'workers' ? undefined : 'LangGraph.js'))
+    .filter((name) => name !== undefined),
+);
+const peer = peers.size === 1 ? [...peers][0]! : peers.size === 0 ? 'LangGraph.js' : 'peer';
+const ratioHeader = peer === 'LangGraph.js' ? 'LangGraph/waymark' : 'ratio (>1: waymark better)';
+const header = ['measure', 'waymark', peer, ratioHeader, 'target', 'met'];
+const inMemory = reports.some((r) => r.scenario !== 'workers');
 const body = reports.flatMap((r) => r.rows.map(line));
 const widths = header.map((h, i) => Math.max(h.length, ...body.map((cells) => cells[i]!.length)));
 const format = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
@@ -182,9 +198,15 @@ process.stdout.write(
     format(widths.map((w) => '-'.repeat(w))),
     ...body.map(format),
     '',
-    'Per-step us = run time / node executions (LangGraph.js without a checkpointer, except in the SQLite rows).',
+    ...(inMemory
+      ? [
+          'Per-step us = run time / node executions (LangGraph.js without a checkpointer, except in the SQLite rows).',
+        ]
+      : []),
     ...reports.flatMap((r) => r.notes ?? []),
-    'XState reference (BENCHMARKS.md, same machine kind): async transition 34-39 us/step.',
+    ...(inMemory
+      ? ['XState reference (BENCHMARKS.md, same machine kind): async transition 34-39 us/step.']
+      : []),
     // The benchmark itself keeps one core busy, so ~1 is its own load.
     ...(loadBefore > env.cores * 0.75
       ? [

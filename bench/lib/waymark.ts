@@ -5,6 +5,7 @@
 
 import { pathToFileURL } from 'node:url';
 import type * as Waymark from '../../src/index.js';
+import type * as WaymarkPostgres from '../../src/postgres.js';
 import type * as WaymarkSqlite from '../../src/sqlite.js';
 
 const build = process.env.BENCH_WAYMARK_BUILD;
@@ -26,4 +27,11 @@ export async function loadWaymarkSqlite(): Promise<typeof WaymarkSqlite> {
   return build
     ? await import(new URL('sqlite.js', pathToFileURL(build)).href)
     : await import('../../src/sqlite.js');
+}
+
+/** The `waymark/postgres` entry of the same build (or src/postgres.ts through tsx), like the above. */
+export async function loadWaymarkPostgres(): Promise<typeof WaymarkPostgres> {
+  return build
+    ? await import(new URL('postgres.js', pathToFileURL(build)).href)
+    : await import('../../src/postgres.js');
 }

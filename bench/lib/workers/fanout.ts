@@ -1,0 +1,133 @@
+// A 100-way fan-out of 50 ms nodes (a map whose branches are all dispatched at once), wall time
+// from enqueue to the run's success with 1 worker process vs 4, at a per-worker concurrency that
+// keeps one worker from running all 100 at once. Each worker count has its own schema and its
+// workers; the two alternate, the one not timed paused.
+
+import type { PostgresStore } from '../../../src/postgres.js';
+import { check, progress, stat } from '../measure.js';
+import { inSchema, sleep } from '../pg.js';
+import type { Row } from '../report.js';
+import { type Alternating, alternate } from './alternate.js';
+import { type Child, startWaymarkWorkers, stopAll } from './children.js';
+import type { PartReport, WorkerBench } from './context.js';
+import { fanNodeMs, fanWidth } from './graphs.mjs';
+
+interface FanRep {
+  /** Enqueue -> run succeeded. */
+  readonly ms: number;
+  /** Enqueue -> the first branch's body starts. */
+  readonly headMs: number;
+  /** The last branch's body ends -> run succeeded: folding what is left, the join, the end. */
+  readonly tailMs: number;
+}
+
+/** Per-worker concurrencies measured: 4 x 25 = 100 holds every branch at once; 4 x 5 does not. */
+const concurrencies = [25, 5];
+const target = 3.5;
+
+function side(bench: WorkerBench, store: PostgresStore, children: readonly Child[]) {
+  const graph = bench.graphs.fan100;
+  return {
+    children,
+    async rep(label: string): Promise<FanRep> {
+      const runId = `${label}`;
+      const t0 = Date.now();
+      await bench.wm.enqueue(store, graph, {}, { runId });
+      await store.wake(runId, Date.now()); // enqueue() notifies no one (see the notes)
+      const until = t0 + 60_000;
+      for (;;) {
+        const run = await store.getRun(runId);
+        if (run?.status === 'succeeded') {
+          const view = await bench.wm.inspect(store, graph, runId);
+          const out = view.snapshot.state.out;
+          check(
+            out.length === fanWidth && out.every((v, i) => v === i),
+            `fan-out ${label} ended with ${out.length} items`,
+          );
+          // Where the time went, by the trace's own times (the workers' clocks: this machine's).
+          const branches = view.trace.entries.filter((e) => e.node === 'work');
+          const firstStart = Math.min(...branches.map((e) => e.startedAt));
+          const lastEnd = Math.max(...branches.map((e) => e.startedAt + e.durationMs));
+          return {
+            ms: run.updatedAt - t0,
+            headMs: firstStart - t0,
+            tailMs: run.updatedAt - lastEnd,
+          };
+        }
+        check(run?.status === 'running', `fan-out ${label} ended ${run?.status}`);
+        check(Date.now() < until, `fan-out ${label} still running after 60 s`);
+        await sleep(5);
+      }
+    },
+  } satisfies Alternating<FanRep>;
+}
+
+export async function fanout(bench: WorkerBench): Promise<PartReport> {
+  const reps = bench.settings.reps;
+  const rows: Row[] = [];
+  const details: Record<string, unknown> = {};
+  const tails: string[] = [];
+  for (const concurrency of concurrencies) {
+    progress(
+      `workers fanout: concurrency ${concurrency} per worker, 1 vs 4 workers, ${reps} repetitions`,
+    );
+    const [oneReps, fourReps] = await inSchema(bench.admin, 'fan1', (schema1) =>
+      inSchema(bench.admin, 'fan4', async (schema4) => {
+        const store1 = await bench.store(schema1);
+        const store4 = await bench.store(schema4);
+        const children1 = await startWaymarkWorkers(store1, bench.build, 1, { concurrency });
+        const children4 = await startWaymarkWorkers(store4, bench.build, 4, { concurrency });
+        try {
+          return await alternate(
+            [side(bench, store1, children1), side(bench, store4, children4)],
+            bench.settings.warmupMs,
+            reps,
+          );
+        } finally {
+          await stopAll([...children1, ...children4]);
+          await store1.close();
+          await store4.close();
+        }
+      }),
+    );
+    const one = oneReps!.map((r) => r.ms);
+    const four = fourReps!.map((r) => r.ms);
+    const speedup = stat(one.map((ms, i) => ms / four[i]!));
+    const parts = (reps: readonly FanRep[]) =>
+      `enqueue -> first branch ${Math.round(stat(reps.map((r) => r.headMs)).median)} ms, last branch end -> succeeded ${Math.round(stat(reps.map((r) => r.tailMs)).median)} ms`;
+    tails.push(
+      `fan-out, concurrency ${concurrency}/worker, medians: 1 worker ${parts(oneReps!)}; 4 workers ${parts(fourReps!)}.`,
+    );
+    const at = `concurrency ${concurrency}/worker`;
+    rows.push(
+      {
+        measure: `fan-out 100 x ${fanNodeMs} ms, ${at}: 1 worker`,
+        unit: 'ms',
+        waymark: stat(one),
+      },
+      {
+        measure: `fan-out 100 x ${fanNodeMs} ms, ${at}: 4 workers`,
+        unit: 'ms',
+        waymark: stat(four),
+      },
+      {
+        measure: `fan-out 100 x ${fanNodeMs} ms, ${at}: 4 workers faster by`,
+        unit: 'x',
+        text: `${speedup.median.toFixed(2)}x (${speedup.min.toFixed(2)}-${speedup.max.toFixed(2)})`,
+        target: `>= ${target}x`,
+        met: speedup.median >= target,
+      },
+    );
+    details[`concurrency${concurrency}`] = { one: oneReps, four: fourReps, speedup };
+  }
+  const ideal = (c: number) => Math.ceil(fanWidth / c) * fanNodeMs;
+  return {
+    title: '100-way fan-out of 50 ms nodes: 1 vs 4 workers',
+    rows,
+    notes: [
+      `fan-out: enqueue -> run succeeded (its final commit's time), a map of ${fanWidth} branches of ${fanNodeMs} ms with map concurrency ${fanWidth}; per-worker concurrency ${concurrencies.join(' and ')} (node time alone: ${concurrencies.map((c) => `${ideal(c)} ms vs ${ideal(c * 4)} ms`).join(', ')}, i.e. 4x at most); workers otherwise at their defaults; one wake-up after the enqueue; ${reps} repetitions, speed-up paired by repetition.`,
+      ...tails,
+    ],
+    details,
+  };
+}

@@ -1,0 +1,27 @@
+// Types of graphs.mjs, for the TypeScript side of the bench.
+import type * as Waymark from '../../../src/index.js';
+
+export type BenchState = {
+  items: number[];
+  out: number[];
+  holdMs: number;
+};
+
+export type BenchGraph = Waymark.CompiledGraph<BenchState, Partial<BenchState>>;
+
+/** A line a timed node wrote: its activation started or ended at `ns` (CLOCK_MONOTONIC). */
+export interface Told {
+  readonly what: 'start' | 'end';
+  readonly runId: string;
+  readonly activation: string;
+  readonly ns: bigint;
+}
+
+export declare function tell(what: 'start' | 'end', ctx: Waymark.NodeContext): void;
+export declare function told(line: string): Told | undefined;
+export declare const chainLength: number;
+export declare const fanWidth: number;
+export declare const fanNodeMs: number;
+export declare function benchGraphs(
+  waymark: typeof Waymark,
+): Record<'one' | 'chain10' | 'fan100' | 'pair' | 'hold', BenchGraph>;
