@@ -29,7 +29,7 @@ const scenarios: Readonly<Record<string, string>> = {
   validate: 'validate generated 10k/20k/40k-node graphs: growth per doubling',
   startup: 'start the command: --version and ls on an empty database, installed and in the clone',
   workers:
-    'PostgreSQL workers: throughput vs pg-boss, fan-out 1 vs 4, latency, durable step, takeover (only when named)',
+    'PostgreSQL workers: throughput vs pg-boss, fan-out 1 vs 4, latency, durable step, takeover, a 1,000-item map (only when named)',
 };
 
 /** Scenarios that run only when named: they need a PostgreSQL server (WAYMARK_PG_URL). */
@@ -41,7 +41,7 @@ const optIn = new Set(['workers']);
  */
 const parts: Readonly<Record<string, readonly (readonly string[])[]>> = {
   sqlite: [['chain'], ['loop']],
-  workers: [['throughput'], ['fanout'], ['latency'], ['step'], ['takeover']],
+  workers: [['throughput'], ['fanout'], ['latency'], ['step'], ['takeover'], ['widemap']],
 };
 
 const flags = new Set<string>();

@@ -7,6 +7,7 @@
 //   node --import tsx bench/workers.ts step         durable step in process vs a bare commit and
 //                                                   LangGraph.js's PostgresSaver
 //   node --import tsx bench/workers.ts takeover     SIGKILL of a worker -> another one runs its work
+//   node --import tsx bench/workers.ts widemap      a 1,000-item map vs a 100-item one, per item
 //
 // Run them all: npm run bench -- workers (needs PostgreSQL: WAYMARK_PG_URL, default
 // postgres://postgres@127.0.0.1:5432/test). Each measurement works in a fresh schema of its own
@@ -22,6 +23,7 @@ import { latency } from './lib/workers/latency.js';
 import { stepCost } from './lib/workers/step-cost.js';
 import { takeover } from './lib/workers/takeover.js';
 import { throughput } from './lib/workers/throughput.js';
+import { wideMap } from './lib/workers/wide-map.js';
 
 const parts: Readonly<Record<string, (bench: WorkerBench) => Promise<PartReport>>> = {
   throughput,
@@ -29,6 +31,7 @@ const parts: Readonly<Record<string, (bench: WorkerBench) => Promise<PartReport>
   latency,
   step: stepCost,
   takeover,
+  widemap: wideMap,
 };
 
 const part = process.argv[2] ?? '';

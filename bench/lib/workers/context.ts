@@ -11,11 +11,11 @@ import { adminPool, checkServer, pgUrl } from '../pg.js';
 import type { Row } from '../report.js';
 import { loadWaymarkPostgres, wm } from '../waymark.js';
 import { workerBuild } from './children.js';
-import { type BenchGraph, benchGraphs } from './graphs.mjs';
+import { type BenchGraph, type BenchGraphName, benchGraphs } from './graphs.mjs';
 
 export interface WorkerBench {
   readonly wm: typeof Waymark;
-  readonly graphs: Readonly<Record<'one' | 'chain10' | 'fan100' | 'pair' | 'hold', BenchGraph>>;
+  readonly graphs: Readonly<Record<BenchGraphName, BenchGraph>>;
   /** The directory of the build the worker processes import. */
   readonly build: string;
   readonly admin: pg.Pool;

@@ -22,6 +22,6 @@ export declare function told(line: string): Told | undefined;
 export declare const chainLength: number;
 export declare const fanWidth: number;
 export declare const fanNodeMs: number;
-export declare function benchGraphs(
-  waymark: typeof Waymark,
-): Record<'one' | 'chain10' | 'fan100' | 'pair' | 'hold', BenchGraph>;
+export declare const wideWidths: readonly [number, number];
+export type BenchGraphName = 'one' | 'chain10' | 'fan100' | 'map100' | 'map1000' | 'pair' | 'hold';
+export declare function benchGraphs(waymark: typeof Waymark): Record<BenchGraphName, BenchGraph>;

@@ -21,6 +21,8 @@ export function told(line) {
 export const chainLength = 10;
 export const fanWidth = 100;
 export const fanNodeMs = 50;
+/** The widths of the wide-map measurement: per item, the wide one must cost what the narrow one does. */
+export const wideWidths = [100, 1000];
 
 /** The benchmark graphs, by name. */
 export function benchGraphs(waymark) {
@@ -66,6 +68,20 @@ export function benchGraphs(waymark) {
     .entry('split')
     .compile();
 
+  // Maps of no-op items, every item dispatched at once: 100 or 1,000 completions arriving
+  // together at one run, which a hot run row would serialize.
+  const wide = (width) =>
+    graph(`map${width}`, options)
+      .node('split', async () => ({ items: Array.from({ length: width }, (_, i) => i) }))
+      .node('item', async (_s, ctx) => ({ out: [ctx.item] }), { writes: ['out'] })
+      .node('join', noop)
+      .map('split', { over: 'items', branch: 'item', join: 'join', concurrency: width })
+      .edge('item', 'join')
+      .edge('join', END)
+      .entry('split')
+      .compile();
+  const [map100, map1000] = wideWidths.map(wide);
+
   // Two nodes that say when they start and end: the latencies.
   const pair = graph('pair', options)
     .node('a', async (_s, ctx) => {
@@ -93,5 +109,5 @@ export function benchGraphs(waymark) {
     .entry('hold')
     .compile();
 
-  return { one, chain10, fan100, pair, hold };
+  return { one, chain10, fan100, map100, map1000, pair, hold };
 }
