@@ -1,6 +1,6 @@
 import { isWaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import type { ClaimedTask, Store, WorkQueue } from '../store/store.js';
+import type { ClaimedTask, Lease, Store, WorkQueue } from '../store/store.js';
 import { type Clock, systemClock } from './clock.js';
 import { foldRun } from './fold.js';
 import { newOwner, type Owner } from './identity.js';
@@ -59,6 +59,9 @@ export class Worker {
   readonly #graphs: ReadonlyMap<string, CompiledGraph>;
   readonly #options: Required<Omit<WorkerOptions, 'onEvent'>> & Pick<WorkerOptions, 'onEvent'>;
   readonly #me: Owner & { done(): void };
+  #nudge: (() => void) | undefined;
+  /** Node bodies of this worker that have ended, so far. */
+  #ended = 0;
   readonly #inFlight = new Map<
     string,
     { readonly task: ClaimedTask; readonly stop: AbortController; readonly done: Promise<void> }
@@ -100,15 +103,25 @@ export class Worker {
     const keeper = this.#keep(register, kept.signal);
     try {
       while (!signal.aborted) {
-        let worked = false;
-        try {
-          worked = (await this.#fold(graphs)) || worked;
-          worked = (await this.#claim(graphs)) || worked;
-        } catch (error) {
-          // A store that cannot be reached for a moment: try again after a pause.
-          this.#tell({ type: 'error', error });
-        }
-        if (!worked && !signal.aborted) await this.#store.waitForWork(pollMs, signal);
+        // What came in while this worker looked for work must not wait for the next poll.
+        const notified = this.#store.notified;
+        const ended = this.#ended;
+        // Folding and claiming go on side by side: a slow fold never keeps a free slot idle.
+        const [folded, claimed] = await Promise.all([
+          this.#fold(graphs).catch(this.#failed),
+          this.#claim(graphs).catch(this.#failed),
+        ]);
+        // A node of this worker ending frees a slot and leaves its run something to fold:
+        // look again at once rather than after the round trip of its notification.
+        if (folded || claimed || signal.aborted || this.#ended !== ended) continue;
+        // One listener per wait, taken off after it (AbortSignal.any would pile up on `signal`).
+        const nudge = new AbortController();
+        const wake = () => nudge.abort();
+        signal.addEventListener('abort', wake, { once: true });
+        this.#nudge = wake;
+        await this.#store.waitForWork(pollMs, nudge.signal, notified);
+        this.#nudge = undefined;
+        signal.removeEventListener('abort', wake);
       }
     } finally {
       await this.#drain();
@@ -119,7 +132,13 @@ export class Worker {
     }
   }
 
-  /** Folds the runs that have something to fold; true if it claimed any. */
+  // A store that cannot be reached for a moment: the loop tries again after a pause.
+  readonly #failed = (error: unknown): boolean => {
+    this.#tell({ type: 'error', error });
+    return false;
+  };
+
+  /** Folds the runs that have something to fold, side by side; true if it claimed any. */
   async #fold(graphs: readonly { name: string; hash: string }[]): Promise<boolean> {
     const me = this.#me;
     const leases = await this.#store.claimRuns({
@@ -130,22 +149,24 @@ export class Worker {
       graphs,
       limit: this.#options.folds,
     });
-    for (const lease of leases) {
-      try {
-        const record = await this.#store.getRun(lease.runId);
-        const graph = record === undefined ? undefined : this.#graphs.get(record.graph);
-        if (graph === undefined) continue; // claimed by graph: only a deleted run gets here
-        const folded = await foldRun(this.#store, graph, lease, this.#options.clock);
-        this.#tell({ type: 'folded', runId: lease.runId, ...folded });
-      } catch (error) {
-        if (isWaymarkError(error) && error.code === 'LEASE_LOST')
-          this.#tell({ type: 'lost', runId: lease.runId });
-        else this.#tell({ type: 'error', error });
-      } finally {
-        await this.#store.release(lease).catch(() => {});
-      }
-    }
+    await Promise.all(leases.map((lease) => this.#foldOne(lease)));
     return leases.length > 0;
+  }
+
+  async #foldOne(lease: Lease): Promise<void> {
+    try {
+      const record = await this.#store.getRun(lease.runId);
+      const graph = record === undefined ? undefined : this.#graphs.get(record.graph);
+      if (graph === undefined) return; // claimed by graph: only a deleted run gets here
+      const folded = await foldRun(this.#store, graph, lease, this.#options.clock);
+      this.#tell({ type: 'folded', runId: lease.runId, ...folded });
+    } catch (error) {
+      if (isWaymarkError(error) && error.code === 'LEASE_LOST')
+        this.#tell({ type: 'lost', runId: lease.runId });
+      else this.#tell({ type: 'error', error });
+    } finally {
+      await this.#store.release(lease).catch(() => {});
+    }
   }
 
   /** Claims as many tasks as it has room for and starts them; true if it claimed any. */
@@ -178,7 +199,11 @@ export class Worker {
         if (!recorded) this.#tell({ type: 'lost', runId: task.runId, activation: task.activation });
       })
       .catch((error: unknown) => this.#tell({ type: 'error', error }))
-      .finally(() => this.#inFlight.delete(key));
+      .finally(() => {
+        this.#inFlight.delete(key);
+        this.#ended++;
+        this.#nudge?.();
+      });
     this.#inFlight.set(key, { task, stop, done });
   }
 

@@ -90,6 +90,7 @@ export class PostgresStore implements Store, WorkQueue {
   readonly #connection: pg.ClientConfig;
   #listener: Promise<pg.Client | undefined> | undefined;
   readonly #waiting = new Set<() => void>();
+  #notified = 0;
 
   /**
    * Checks the options and makes (or takes) the pool; connects on the first call.
@@ -601,15 +602,21 @@ export class PostgresStore implements Store, WorkQueue {
     return rows.map(readTask);
   }
 
+  /** Notifications of new work so far: see {@link waitForWork}'s `since`. */
+  get notified(): number {
+    return this.#notified;
+  }
+
   /**
    * Waits for a notification on this store's work channel (LISTEN on a connection of its own,
    * outside the pool), or `ms`, or `signal`. Notifications are coalesced: every waiter wakes on
    * the next one. With `notify: false` (PgBouncer in transaction mode keeps no LISTEN), or
    * while the listening connection is down, it is a plain poll.
    */
-  async waitForWork(ms: number, signal: AbortSignal): Promise<void> {
+  async waitForWork(ms: number, signal: AbortSignal, since?: number): Promise<void> {
     if (signal.aborted) return;
     if (this.#notify && !this.#closed) await this.#listen();
+    if (since !== undefined && this.#notified > since) return;
     await new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -642,6 +649,7 @@ export class PostgresStore implements Store, WorkQueue {
         this.#listener = undefined;
       });
       client.on('notification', () => {
+        this.#notified++;
         for (const wake of [...this.#waiting]) wake();
       });
       try {

@@ -398,10 +398,15 @@ export interface WorkQueue {
    */
   listTasks(runId: string): Promise<ClaimedTask[]>;
   /**
-   * Resolves when there may be new work (a notification) or after `ms`, whichever comes first,
-   * or at once when `signal` aborts.
+   * How many notifications of new work this store has had: read it before looking for work and
+   * pass it to `waitForWork`, so that one which came while the caller was busy is not lost.
    */
-  waitForWork(ms: number, signal: AbortSignal): Promise<void>;
+  readonly notified: number;
+  /**
+   * Resolves when there may be new work (a notification after the `since`-th, or the next one)
+   * or after `ms`, whichever comes first, or at once when `signal` aborts.
+   */
+  waitForWork(ms: number, signal: AbortSignal, since?: number): Promise<void>;
 }
 
 /** Timers commits set: listed per run, and across runs by when they are due. */
