@@ -22,6 +22,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { installInto, pack, repoRoot } from '../test/package/install.js';
 import {
   type Contender,
@@ -219,16 +220,28 @@ function beforeCalls(rev: string): Call[] {
   }
   symlinkSync(join(repoRoot, 'node_modules'), join(installed, 'node_modules'));
   writeFileSync(join(work, 'before.txt'), `${rev}\n`);
+  // Its own empty database, made by its own store: a newer schema is one it would refuse.
+  const beforeDb = join(work, 'before-empty.db');
+  const sqlite = pathToFileURL(join(installed, 'dist', 'sqlite.js')).href;
+  spawnOk(
+    [
+      '--input-type=module',
+      '-e',
+      `const { SqliteStore } = await import(${JSON.stringify(sqlite)}); await new SqliteStore({ path: ${JSON.stringify(beforeDb)} }).close();`,
+    ],
+    installed,
+    true,
+  );
   return [
     {
       name: `before (${rev}) installed: waymark ls (empty database)`,
-      args: [join(installed, 'bin', 'waymark.js'), '--db', emptyDb, 'ls'],
+      args: [join(installed, 'bin', 'waymark.js'), '--db', beforeDb, 'ls'],
       cwd: app,
       expect: /^no runs$/m,
     },
     {
       name: `before (${rev}) clone: waymark ls (empty database)`,
-      args: [join(clone, 'bin', 'waymark.js'), '--db', emptyDb, 'ls'],
+      args: [join(clone, 'bin', 'waymark.js'), '--db', beforeDb, 'ls'],
       cwd: app,
       expect: /^no runs$/m,
     },

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 
 /** Who drives a run: what a store's lease records, and what tells later that it died. */
@@ -25,7 +24,9 @@ const host = hostname();
 
 export function newOwner(): Owner & { done(): void } {
   const pid = process.pid;
-  const owner = `${host}:${pid}:${randomUUID().slice(0, 8)}`;
+  // The global Web Crypto, loaded when first used: `waymark ls` imports this file and never
+  // makes an owner, and node:crypto costs a few ms at every start.
+  const owner = `${host}:${pid}:${crypto.randomUUID().slice(0, 8)}`;
   live.add(owner);
   return { owner, host, pid, done: () => live.delete(owner) };
 }
