@@ -50,7 +50,12 @@ export async function foldRun(
   const loaded = await store.loadRun(runId);
   if (loaded === undefined) return { committed: 0, status: 'cancelled' };
   let snapshot = currentSnapshot(graph, loaded);
-  const journal = new Journal(store, graph, runId, loaded.run.seq, clock, { epoch: lease.epoch });
+  // A fold commits a few events at a time: counting from the run's latest snapshot, not from
+  // this fold, is what keeps a load replaying at most `every` events.
+  const journal = new Journal(store, graph, runId, loaded.run.seq, clock, {
+    epoch: lease.epoch,
+    sinceSnapshot: loaded.events.length,
+  });
   const trace = new TraceRecorder();
   const due = await dueItems(store, graph, snapshot, loaded.run.seq, clock.now());
   let committed = 0;

@@ -36,7 +36,12 @@ export class Journal {
     runId: string,
     seq: number,
     clock: Clock,
-    options: { readonly every?: number; readonly epoch?: number | null } = {},
+    options: {
+      readonly every?: number;
+      readonly epoch?: number | null;
+      /** Events committed since the run's latest snapshot, which the next load replays. */
+      readonly sinceSnapshot?: number;
+    } = {},
   ) {
     this.#store = store;
     this.#graph = graph;
@@ -45,6 +50,7 @@ export class Journal {
     this.#clock = clock;
     this.#every = options.every ?? defaultSnapshotEvery;
     this.#epoch = options.epoch ?? null;
+    this.#sinceSnapshot = options.sinceSnapshot ?? 0;
   }
 
   /** Records a new run with its initial snapshot (sequence 0). */

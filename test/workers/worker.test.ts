@@ -117,6 +117,29 @@ describePg('workers on PostgreSQL', () => {
     expect(await store.inbox('c0')).toEqual([]);
   });
 
+  it('writes a snapshot every 100 events however few each fold commits, so a load replays at most 100', async () => {
+    const steps = 400;
+    const longGraph = graph('long', { state: State, reducers })
+      .node('tick', (s) => ({ log: [String(s.log.length)] }), { visits: steps })
+      .route('tick', (s) => (s.log.length >= steps ? END : 'tick'), ['tick', END])
+      .entry('tick')
+      .compile();
+    const id = await enqueue(store, longGraph, {});
+    // Each fold here commits one completion or two: the next task is claimed only after it.
+    // The workers stop past seq 150, with the run still running (a stopped run's last commit
+    // is a snapshot of its own).
+    await withWorkers([longGraph], 2, async () => {
+      for (let seen = 0; seen < 150; ) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        seen = (await store.getRun(id))!.seq;
+      }
+    });
+    const loaded = (await store.loadRun(id))!;
+    expect(loaded.run.status).toBe('running');
+    expect(loaded.snapshot.seq).toBeGreaterThanOrEqual(100);
+    expect(loaded.events.length).toBeLessThan(100);
+  }, 60_000);
+
   it('spreads a fan-out and a 50-item map over the workers, merging in branch order', async () => {
     const ran = new Set<string>();
     const fan = graph('fan', { state: State, reducers })
