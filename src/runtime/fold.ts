@@ -1,13 +1,13 @@
 import { isWaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import type { Commit, Lease, Store, TaskRecord, WorkQueue } from '../store/store.js';
+import type { Commit, Lease, LoadedRun, Store, TaskRecord, WorkQueue } from '../store/store.js';
 import type { Clock } from './clock.js';
 import { commitExtras } from './commit-extras.js';
 import type { Command, RunEvent, Snapshot } from './core/snapshot.js';
 import { step } from './core/step.js';
 import { currentSnapshot } from './current.js';
 import type { Attempt } from './execute.js';
-import { Journal } from './journal.js';
+import { Journal, type JournalStep } from './journal.js';
 import { taskOf } from './task-input.js';
 import { TraceRecorder } from './trace-recorder.js';
 import { parse } from './values.js';
@@ -17,6 +17,8 @@ import { resumeEvents } from './waits.js';
 export interface Folded {
   readonly committed: number;
   readonly status: Snapshot['status'];
+  /** The run's lease was given up with the fold's commit: the caller has nothing to release. */
+  readonly released: boolean;
 }
 
 interface Due {
@@ -31,10 +33,12 @@ const maxConflictsInARow = 100;
  * The orchestrator of a run served by workers: under the run's lease, it folds what is due
  * (the start of a run that was enqueued, the attempts in its inbox in arrival order, a passed
  * deadline, answers and wait timeouts, or, for a run whose driver died, a resume) through
- * `step`, one commit per event, each fenced by seq and the lease's epoch. What a commit
- * schedules becomes tasks in the same transaction (the state each activation sees travels with
- * its task), what it cancels is deleted, and the inbox items it folded go with it. When the run
- * stops, the tasks still queued for it are cancelled. It runs no node body: workers claim tasks.
+ * `step`, and commits every event that changed something in one transaction, fenced by seq and
+ * the lease's epoch, giving the lease up with it. What a step schedules becomes tasks in that
+ * transaction (the state each activation sees travels with its task), what it cancels is
+ * deleted, and the inbox items folded go with it. When the run stops, the tasks still queued for
+ * it are cancelled. It runs no node body: workers claim tasks. `loaded` is the run as the caller
+ * read it under the lease, if it did.
  * @throws WaymarkError `LEASE_LOST` when another worker took the run over; `STORE_*`.
  *
  * @example
@@ -45,51 +49,73 @@ export async function foldRun(
   graph: CompiledGraph,
   lease: Lease,
   clock: Clock,
+  loaded?: LoadedRun,
 ): Promise<Folded> {
   const runId = lease.runId;
-  const loaded = await store.loadRun(runId);
-  if (loaded === undefined) return { committed: 0, status: 'cancelled' };
-  let snapshot = currentSnapshot(graph, loaded);
-  // A fold commits a few events at a time: counting from the run's latest snapshot, not from
-  // this fold, is what keeps a load replaying at most `every` events.
-  const journal = new Journal(store, graph, runId, loaded.run.seq, clock, {
+  const run = loaded ?? (await store.loadRun(runId));
+  if (run === undefined) return { committed: 0, status: 'cancelled', released: false };
+  let snapshot = currentSnapshot(graph, run);
+  // Counting from the run's latest snapshot, not from this fold, is what keeps a load
+  // replaying at most `every` events however few each fold commits.
+  const journal = new Journal(store, graph, runId, run.run.seq, clock, {
     epoch: lease.epoch,
-    sinceSnapshot: loaded.events.length,
+    sinceSnapshot: run.events.length,
   });
-  const trace = new TraceRecorder();
-  const due = await dueItems(store, graph, snapshot, loaded.run.seq, clock.now());
-  let committed = 0;
-  let conflicts = 0;
-  // Inbox items that changed nothing (a late attempt, a wake-up) leave with the next commit.
-  const consumed: number[] = [];
-  for (let i = 0; i < due.length; i++) {
-    const { event, attempt, inboxId } = due[i]!;
-    if (inboxId !== undefined && !consumed.includes(inboxId)) consumed.push(inboxId);
-    if (event === undefined) continue;
-    const result = step(graph, snapshot, event);
-    if (result.snapshot === snapshot && result.commands.length === 0) continue;
-    const now = clock.now();
-    const own = trace.entryFor(result.outcome, event, attempt, now);
+  const due = await dueItems(store, graph, snapshot, run.run.seq, clock.now());
+  for (let conflicts = 0; ; conflicts++) {
+    const { steps, consumed, after } = stepAll(graph, snapshot, due, clock);
     try {
-      await journal.record(event, result.snapshot, own === undefined ? [] : [own], {
-        ...commitExtras(graph, event, snapshot, result.snapshot, result.commands, now),
-        schedule: scheduleOf(graph, result.snapshot, result.commands, consumed),
-      });
+      if (steps.length > 0) await journal.recordAll(store, steps, true);
+      else if (consumed.length > 0) await store.consume(runId, lease, consumed);
+      return { committed: steps.length, status: after.status, released: steps.length > 0 };
     } catch (error) {
       if (!isWaymarkError(error) || error.code !== 'STORE_CONFLICT') throw error;
-      if (++conflicts > maxConflictsInARow) throw error;
-      // Another process appended to the run (a cancellation): fold it in, take this event again.
+      if (conflicts >= maxConflictsInARow) throw error;
+      // Another process appended to the run (a cancellation): fold it in, take ours again.
       snapshot = await journal.catchUp(snapshot);
-      i--;
-      continue;
     }
-    consumed.length = 0;
-    conflicts = 0;
-    snapshot = result.snapshot;
-    committed++;
   }
-  if (consumed.length > 0) await store.consume(runId, lease, consumed);
-  return { committed, status: snapshot.status };
+}
+
+/**
+ * The steps `due` takes the run through from `snapshot`, each that changed something with what
+ * its commit carries; the inbox items read go with the last of them (one transaction), or are
+ * only consumed when none changed anything (a late attempt, a wake-up).
+ */
+function stepAll(
+  graph: CompiledGraph,
+  snapshot: Snapshot,
+  due: readonly Due[],
+  clock: Clock,
+): { steps: JournalStep[]; consumed: number[]; after: Snapshot } {
+  const trace = new TraceRecorder();
+  const steps: JournalStep[] = [];
+  const consumed: number[] = [];
+  let current = snapshot;
+  for (const { event, attempt, inboxId } of due) {
+    if (inboxId !== undefined && !consumed.includes(inboxId)) consumed.push(inboxId);
+    if (event === undefined) continue;
+    const result = step(graph, current, event);
+    if (result.snapshot === current && result.commands.length === 0) continue;
+    const now = clock.now();
+    const own = trace.entryFor(result.outcome, event, attempt, now);
+    steps.push({
+      event,
+      after: result.snapshot,
+      trace: own === undefined ? [] : [own],
+      extras: {
+        ...commitExtras(graph, event, current, result.snapshot, result.commands, now),
+        schedule: scheduleOf(graph, result.snapshot, result.commands),
+      },
+    });
+    current = result.snapshot;
+  }
+  const last = steps.at(-1);
+  if (last !== undefined && consumed.length > 0) {
+    const schedule = { ...last.extras?.schedule, consumed };
+    steps[steps.length - 1] = { ...last, extras: { ...last.extras, schedule } };
+  }
+  return { steps, consumed, after: current };
 }
 
 /**
@@ -124,12 +150,11 @@ async function dueItems(
   return due;
 }
 
-/** The tasks a commit schedules and cancels, and the inbox items it takes with it. */
+/** The tasks a commit schedules and cancels. */
 function scheduleOf(
   graph: CompiledGraph,
   after: Snapshot,
   commands: readonly Command[],
-  consumed: readonly number[],
 ): NonNullable<Commit['schedule']> {
   const tasks: TaskRecord[] = [];
   const cancel: string[] = [];
@@ -145,6 +170,5 @@ function scheduleOf(
   return {
     ...(tasks.length > 0 && { tasks }),
     ...(cancel.length > 0 && { cancel }),
-    ...(consumed.length > 0 && { consumed: [...consumed] }),
   };
 }

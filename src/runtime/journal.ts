@@ -1,10 +1,18 @@
 import type { CompiledGraph } from '../graph/compiled.js';
-import type { Commit, Store } from '../store/store.js';
+import type { Commit, Store, WorkQueue } from '../store/store.js';
 import type { Clock } from './clock.js';
 import { decodeEvent, encodeEvent, encodeSnapshot, encodeTrace } from './codec.js';
 import type { RunEvent, Snapshot } from './core/snapshot.js';
 import { step } from './core/step.js';
 import type { TraceEntry } from './trace.js';
+
+/** One step a journal records: its event, the snapshot after it, what it ended and opened. */
+export interface JournalStep {
+  readonly event: RunEvent;
+  readonly after: Snapshot;
+  readonly trace: readonly TraceEntry[];
+  readonly extras?: CommitExtras | undefined;
+}
 
 /** Default number of events between two full snapshots. */
 export const defaultSnapshotEvery = 100;
@@ -97,14 +105,48 @@ export class Journal {
     extras?: CommitExtras,
     release = false,
   ): Promise<void> {
-    const stopped = after.status !== 'running';
-    const snapshot =
-      stopped || this.#sinceSnapshot + 1 >= this.#every ? encodeSnapshot(after, this.#graph) : null;
+    const snapshot = this.#snapshotDue(after, 1);
+    await this.#store.commit(
+      this.#runId,
+      this.#commitOf(this.#seq + 1, { event, after, trace, extras }, snapshot, release),
+    );
+    this.#seq++;
+    this.#sinceSnapshot = snapshot === null ? this.#sinceSnapshot + 1 : 0;
+  }
+
+  /**
+   * Commits several steps in one transaction (a worker's fold), all or none, with a snapshot
+   * after the last one when one is due within them; `release` gives the lease up with them.
+   */
+  async recordAll(
+    store: Pick<WorkQueue, 'commitAll'>,
+    steps: readonly JournalStep[],
+    release = false,
+  ): Promise<void> {
+    if (steps.length === 0) return;
+    const snapshot = this.#snapshotDue(steps.at(-1)!.after, steps.length);
+    const commits = steps.map((s, i) => {
+      const last = i === steps.length - 1;
+      return this.#commitOf(this.#seq + 1 + i, s, last ? snapshot : null, last && release);
+    });
+    await store.commitAll(this.#runId, commits);
+    this.#seq += steps.length;
+    this.#sinceSnapshot = snapshot === null ? this.#sinceSnapshot + steps.length : 0;
+  }
+
+  /** The snapshot to write with `count` more steps ending at `after`: when it stops, or every K. */
+  #snapshotDue(after: Snapshot, count: number): string | null {
+    const due = after.status !== 'running' || this.#sinceSnapshot + count >= this.#every;
+    return due ? encodeSnapshot(after, this.#graph) : null;
+  }
+
+  #commitOf(seq: number, s: JournalStep, snapshot: string | null, release: boolean): Commit {
+    const { after, extras } = s;
     const commit: { -readonly [K in keyof Commit]: Commit[K] } = {
-      seq: this.#seq + 1,
+      seq,
       at: this.#clock.now(),
-      event: encodeEvent(event, this.#graph),
-      trace: encodeTrace(trace),
+      event: encodeEvent(s.event, this.#graph),
+      trace: encodeTrace(s.trace),
       status: after.status,
       error: 'error' in after ? JSON.stringify(after.error) : null,
       snapshot,
@@ -115,9 +157,7 @@ export class Journal {
     if (extras?.timers !== undefined) commit.timers = extras.timers;
     if (extras?.schedule !== undefined) commit.schedule = extras.schedule;
     if (release && this.#epoch !== null) commit.release = true;
-    await this.#store.commit(this.#runId, commit);
-    this.#seq++;
-    this.#sinceSnapshot = snapshot === null ? this.#sinceSnapshot + 1 : 0;
+    return commit;
   }
 
   /**

@@ -154,18 +154,26 @@ export class Worker {
   }
 
   async #foldOne(lease: Lease): Promise<void> {
+    let released = false;
     try {
-      const record = await this.#store.getRun(lease.runId);
-      const graph = record === undefined ? undefined : this.#graphs.get(record.graph);
+      const loaded = await this.#store.loadRun(lease.runId);
+      const graph = loaded === undefined ? undefined : this.#graphs.get(loaded.run.graph);
       if (graph === undefined) return; // claimed by graph: only a deleted run gets here
-      const folded = await foldRun(this.#store, graph, lease, this.#options.clock);
-      this.#tell({ type: 'folded', runId: lease.runId, ...folded });
+      const folded = await foldRun(this.#store, graph, lease, this.#options.clock, loaded);
+      released = folded.released;
+      this.#tell({
+        type: 'folded',
+        runId: lease.runId,
+        committed: folded.committed,
+        status: folded.status,
+      });
     } catch (error) {
       if (isWaymarkError(error) && error.code === 'LEASE_LOST')
         this.#tell({ type: 'lost', runId: lease.runId });
       else this.#tell({ type: 'error', error });
     } finally {
-      await this.#store.release(lease).catch(() => {});
+      // A fold that committed gave the lease up with its commit.
+      if (!released) await this.#store.release(lease).catch(() => {});
     }
   }
 

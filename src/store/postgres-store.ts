@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { WaymarkError } from '../error/waymark-error.js';
+import { mergeGroup } from './internal/commit-group.js';
 import { checkLeaseMs, leaseLost, runOwned } from './internal/leases.js';
 import { closedStore, quoteSchema, unavailable, uniqueViolation } from './internal/pg-errors.js';
 import {
@@ -189,35 +190,63 @@ export class PostgresStore implements Store, WorkQueue {
     const values = simple
       ? [...step, release]
       : [...step, snapshot, ...commitExtras(commit), release];
-    const damaged = (failure: unknown) => {
-      const constraint = uniqueViolation(failure);
-      if (constraint !== 'events_pkey' && constraint !== 'snapshots_pkey') return undefined;
-      // The head accepted seq - 1; then a row of the run was already where this one goes.
-      return corrupt(runId, `it already has rows at seq ${seq}, past its seq ${seq - 1}`, {
-        table: constraint.slice(0, -'_pkey'.length),
-        key: seq,
-      });
-    };
     for (let attempt = 1; ; attempt++) {
       const result = simple
-        ? await this.#query(this.#sql.commitStep, values, damaged)
-        : await this.#query(this.#sql.commitFull, values, damaged);
+        ? await this.#query(this.#sql.commitStep, values, damaged(runId, seq))
+        : await this.#query(this.#sql.commitFull, values, damaged(runId, seq));
       if ((simple ? result.rowCount : result.rows[0]?.done) === 1) return;
-      // Nothing was written. Why, as the contract names it: reading the run explains it, and
-      // fails by itself if the run is gone or its row is damaged.
-      const run = await this.getRun(runId);
-      if (run === undefined) throw runNotFound(runId);
-      if (epoch !== null && run.lease?.epoch !== epoch) {
-        throw leaseLost(runId, epoch, run.lease ?? undefined);
-      }
-      // The run reached seq - 1 between the two statements: the commit is in order now.
-      if (run.seq !== seq - 1 || attempt === maxRetries) {
-        throw new WaymarkError(
-          'STORE_CONFLICT',
-          `run "${runId}" is at sequence ${run.seq}; a commit for ${seq} is stale or out of order`,
-          { details: { runId, current: run.seq, attempted: seq } },
-        );
-      }
+      await this.#refused(runId, seq, epoch, attempt);
+    }
+  }
+
+  /**
+   * Commits consecutive steps of one run in one statement, all or none: fenced as one commit is,
+   * by the first one's seq and by their epoch (the same for all). A wait closed in the group
+   * that was opened before it is stamped with the group's last time.
+   * @throws WaymarkError as `commit` does, with nothing written.
+   */
+  async commitAll(runId: string, commits: readonly Commit[]): Promise<void> {
+    if (commits.length === 0) return;
+    if (commits.length === 1) return this.commit(runId, commits[0]!);
+    const group = mergeGroup(runId, commits);
+    const { merged } = group;
+    const { seq, at, status, error, snapshot } = merged;
+    const first = commits[0]!.seq;
+    const epoch = merged.epoch ?? null;
+    const release = merged.release === true && epoch !== null;
+    const values = [
+      ...[runId, seq, at, group.events, group.traces, status, error, epoch],
+      snapshot,
+      ...commitExtras(merged, true),
+      release,
+      group.seqs,
+      group.ats,
+      group.snapshotSeq,
+    ];
+    for (let attempt = 1; ; attempt++) {
+      const result = await this.#query(this.#sql.commitGroup, values, damaged(runId, first));
+      if (result.rows[0]?.done === 1) return;
+      await this.#refused(runId, first, epoch, attempt);
+    }
+  }
+
+  /**
+   * Why a commit at `seq` wrote nothing, as the contract names it (reading the run explains it,
+   * and fails by itself if the run is gone or its row is damaged); returns when the run reached
+   * seq - 1 between the two statements, so that the commit is in order now and is taken again.
+   */
+  async #refused(runId: string, seq: number, epoch: number | null, attempt: number): Promise<void> {
+    const run = await this.getRun(runId);
+    if (run === undefined) throw runNotFound(runId);
+    if (epoch !== null && run.lease?.epoch !== epoch) {
+      throw leaseLost(runId, epoch, run.lease ?? undefined);
+    }
+    if (run.seq !== seq - 1 || attempt === maxRetries) {
+      throw new WaymarkError(
+        'STORE_CONFLICT',
+        `run "${runId}" is at sequence ${run.seq}; a commit for ${seq} is stale or out of order`,
+        { details: { runId, current: run.seq, attempted: seq } },
+      );
     }
   }
 
@@ -731,6 +760,19 @@ export class PostgresStore implements Store, WorkQueue {
       .sort((a, b) => a.seq - b.seq);
     return { run, events };
   }
+}
+
+/** A commit at `seq` that met rows of the run already where its rows go: the run is damaged. */
+function damaged(runId: string, seq: number) {
+  return (failure: unknown) => {
+    const constraint = uniqueViolation(failure);
+    if (constraint !== 'events_pkey' && constraint !== 'snapshots_pkey') return undefined;
+    // The head accepted seq - 1; then a row of the run was already where this one goes.
+    return corrupt(runId, `it already has rows at seq ${seq}, past its seq ${seq - 1}`, {
+      table: constraint.slice(0, -'_pkey'.length),
+      key: seq,
+    });
+  };
 }
 
 /** A tasks row as a task record (claimed or not: owner and epoch as the row has them). */

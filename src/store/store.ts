@@ -369,6 +369,14 @@ export interface WorkQueue {
    * started, an inbox item, a due timer) and no live owner.
    */
   claimRuns(claim: WorkClaim): Promise<Lease[]>;
+  /**
+   * Commits consecutive steps of one run (a fold's) in one transaction, all or none: each
+   * commit's seq follows the one before it, all under one epoch, and the group is fenced as one
+   * commit is. What the group leaves is what committing them one by one would leave, but for
+   * two stamps: a wait from before the group that it closes is closed at the group's last time,
+   * and a task the group schedules twice has its epoch raised once.
+   */
+  commitAll(runId: string, commits: readonly Commit[]): Promise<void>;
   /** Takes up to `limit` due tasks of these graphs that no live lease holds, each at epoch + 1. */
   claimTasks(claim: WorkClaim): Promise<ClaimedTask[]>;
   /** Extends task leases in one call; those no longer held (cancelled, taken over) are lost. */

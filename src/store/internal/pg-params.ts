@@ -101,16 +101,17 @@ export function limitParam(limit: number | undefined): number | null {
  * (they cannot see each other's writes), so the result is settled here as applying them in
  * order would: a wait both opened and closed is opened closed, a wait opened twice keeps its
  * first record, a timer set twice keeps the later time, and one both set and cleared is set.
+ * `settled`: the waits were settled already (a group's, see `mergeGroup`), none is stamped here.
  *
  * @example
  * const values = [...step, snapshot, ...commitExtras(commit)];
  */
-export function commitExtras(commit: Commit): unknown[] {
+export function commitExtras(commit: Commit, settled = false): unknown[] {
   const closing = new Set(commit.waits?.close ?? []);
   const opened = new Map<string, WaitRecord>();
   for (const wait of commit.waits?.open ?? []) {
     if (opened.has(wait.requestId)) continue;
-    const shut = closing.has(wait.requestId) && wait.answer === null && !wait.closedAt;
+    const shut = !settled && closing.has(wait.requestId) && wait.answer === null && !wait.closedAt;
     opened.set(wait.requestId, shut ? { ...wait, closedAt: commit.at } : wait);
   }
   const waits = [...opened.values()];

@@ -47,44 +47,45 @@ function history(s: string, after: string): string {
   WHERE e.run_id = $1 AND e.seq > ${after} AND EXISTS (SELECT FROM run)`;
 }
 
-/** The head move every commit starts with: fenced by seq, by epoch, and by a readable status. */
-function head(s: string, release: string): string {
+/**
+ * The head move every commit starts with: fenced by seq, by epoch, and by a readable status.
+ * `steps` is how many events the commit appends (a group's is the length of its seq array).
+ */
+function head(s: string, release: string, steps = '1'): string {
   return `head AS (
     UPDATE ${s}.runs SET seq = $2, updated_at = $3, status = $6, error = $7,
       lease_expires_at = CASE WHEN ${release}::boolean THEN 0 ELSE lease_expires_at END
-    WHERE id = $1 AND seq = $2 - 1 AND status IN (${statusList})
+    WHERE id = $1 AND seq = $2 - ${steps} AND status IN (${statusList})
       AND ($8::bigint IS NULL OR lease_epoch = $8)
     RETURNING id)`;
 }
 
-function texts(s: string) {
-  return {
-    ...queueTexts(s),
-    createRun: `WITH run AS (
-        INSERT INTO ${s}.runs (id, graph, graph_hash, graph_version, state_version, format, labels,
-          created_at, seq, status, error, updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, NULL, $8)
-        ON CONFLICT (id) DO NOTHING
-        RETURNING id)
-      INSERT INTO ${s}.snapshots (run_id, seq, data) SELECT id, 0, $10 FROM run`,
-    // Most steps: the head moves and the event is appended, or neither (zero rows).
-    commitStep: `WITH ${head(s, '$9')}
-      INSERT INTO ${s}.events (run_id, seq, at, event, trace) SELECT id, $2, $3, $4, $5 FROM head`,
-    // A step with a snapshot, waits or timers: the same, with all of them, in one statement.
-    // The CTEs cannot see each other's writes; the store never gives two of them the same row.
-    // Each part runs only when it has something to do (a condition on its parameter alone,
-    // which PostgreSQL checks once before it reads any row): the generic plan of a prepared
-    // statement reads `= ANY (array)` as a filter over every wait of the run, and a step that
-    // closed nothing used to cost more the more waits its run had opened.
-    commitFull: `WITH ${head(s, '$32')},
+/**
+ * A commit with a snapshot, waits, timers or a schedule, in one statement; `group`: of several
+ * consecutive steps (a worker's fold), whose events come as arrays ($4 events, $5 traces, $33
+ * seqs, $34 times) and whose snapshot, if any, is at seq $35. The CTEs cannot see each other's
+ * writes; the store never gives two of them the same row. Each part runs only when it has
+ * something to do (a condition on its parameter alone, which PostgreSQL checks once before it
+ * reads any row): the generic plan of a prepared statement reads `= ANY (array)` as a filter
+ * over every wait of the run, and a step that closed nothing used to cost more the more waits
+ * its run had opened.
+ */
+function fullCommit(s: string, group: boolean): string {
+  const events = group
+    ? `SELECT id, e.seq, e.at, e.event, e.trace FROM head,
+          unnest($33::bigint[], $34::double precision[], $4::text[], $5::text[]) AS e (seq, at, event, trace)`
+    : 'SELECT id, $2, $3, $4, $5 FROM head';
+  const snapshotSeq = group ? '$35::bigint' : '$2';
+  return `WITH ${head(s, '$32', group ? 'cardinality($33::bigint[])' : '1')},
       event AS (
-        INSERT INTO ${s}.events (run_id, seq, at, event, trace) SELECT id, $2, $3, $4, $5 FROM head),
+        INSERT INTO ${s}.events (run_id, seq, at, event, trace) ${events}),
       snapshot AS (
         INSERT INTO ${s}.snapshots (run_id, seq, data)
-        SELECT id, $2, $9 FROM head WHERE $9::text IS NOT NULL),
+        SELECT id, ${snapshotSeq}, $9 FROM head WHERE $9::text IS NOT NULL),
       pruned AS (
         DELETE FROM ${s}.snapshots prior USING head
-        WHERE $9::text IS NOT NULL AND prior.run_id = head.id AND prior.seq > 0 AND prior.seq < $2),
+        WHERE $9::text IS NOT NULL AND prior.run_id = head.id AND prior.seq > 0
+          AND prior.seq < ${snapshotSeq}),
       opened AS (
         INSERT INTO ${s}.waits (${waitColumns})
         SELECT head.id, w.* FROM head,
@@ -105,7 +106,26 @@ function texts(s: string) {
         WHERE cardinality($21::text[]) > 0
         ON CONFLICT (run_id, id) DO UPDATE SET at = excluded.at),
       ${scheduleCtes(s, 23)}
-      SELECT count(*)::integer AS done FROM head`,
+      SELECT count(*)::integer AS done FROM head`;
+}
+
+function texts(s: string) {
+  return {
+    ...queueTexts(s),
+    createRun: `WITH run AS (
+        INSERT INTO ${s}.runs (id, graph, graph_hash, graph_version, state_version, format, labels,
+          created_at, seq, status, error, updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, NULL, $8)
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id)
+      INSERT INTO ${s}.snapshots (run_id, seq, data) SELECT id, 0, $10 FROM run`,
+    // Most steps: the head moves and the event is appended, or neither (zero rows).
+    commitStep: `WITH ${head(s, '$9')}
+      INSERT INTO ${s}.events (run_id, seq, at, event, trace) SELECT id, $2, $3, $4, $5 FROM head`,
+    // A step with a snapshot, waits, timers or a schedule: the same, with all of them.
+    commitFull: fullCommit(s, false),
+    // Several steps of one run, all or none (a worker's fold): one statement, one round trip.
+    commitGroup: fullCommit(s, true),
     getRun: `SELECT ${runColumns} FROM ${s}.runs WHERE id = $1`,
     loadRun: history(s, '(SELECT seq FROM snap)'),
     events: history(s, '$2'),
