@@ -92,6 +92,7 @@ export type {
   Commit,
   EffectRecord,
   EffectStore,
+  FinishedTask,
   InboxRecord,
   Lease,
   LeaseClaim,

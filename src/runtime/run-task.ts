@@ -20,7 +20,12 @@ export async function runTask(
   store: Store & WorkQueue,
   graph: CompiledGraph,
   task: ClaimedTask,
-  options: { readonly clock: Clock; readonly signal: AbortSignal },
+  options: {
+    readonly clock: Clock;
+    readonly signal: AbortSignal;
+    /** Where the result goes: a worker's task finisher; by default, a statement of its own. */
+    readonly finish?: (task: ClaimedTask, attempt: string, at: number) => Promise<boolean>;
+  },
 ): Promise<boolean> {
   const { clock, signal } = options;
   const input = taskInputOf(task.input);
@@ -52,5 +57,8 @@ export async function runTask(
           limits: input.limits,
           clock,
         });
-  return store.finishTask(task, stringify(attempt, graph), clock.now());
+  const result = stringify(attempt, graph);
+  if (options.finish !== undefined) return options.finish(task, result, clock.now());
+  const [held] = await store.finishTasks([{ task, attempt: result, at: clock.now() }]);
+  return held === true;
 }

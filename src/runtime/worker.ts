@@ -5,6 +5,7 @@ import { type Clock, systemClock } from './clock.js';
 import { foldRun } from './fold.js';
 import { newOwner, type Owner } from './identity.js';
 import { runTask } from './run-task.js';
+import { TaskFinisher } from './task-finisher.js';
 
 /** Options of a {@link Worker}. */
 export interface WorkerOptions {
@@ -59,12 +60,23 @@ export class Worker {
   readonly #graphs: ReadonlyMap<string, CompiledGraph>;
   readonly #options: Required<Omit<WorkerOptions, 'onEvent'>> & Pick<WorkerOptions, 'onEvent'>;
   readonly #me: Owner & { done(): void };
+  readonly #finisher: TaskFinisher;
   #nudge: (() => void) | undefined;
   /** Node bodies of this worker that have ended, so far. */
   #ended = 0;
+  /**
+   * Node bodies running now: what `concurrency` bounds. A task whose body ended is still held
+   * (its lease renewed) until its result is written, but its slot is free for the next one.
+   */
+  #running = 0;
   readonly #inFlight = new Map<
     string,
-    { readonly task: ClaimedTask; readonly stop: AbortController; readonly done: Promise<void> }
+    {
+      readonly task: ClaimedTask;
+      readonly stop: AbortController;
+      readonly done: Promise<void>;
+      readonly slot: { held: boolean };
+    }
   >();
 
   constructor(
@@ -83,6 +95,7 @@ export class Worker {
       ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
     };
     this.#me = newOwner();
+    this.#finisher = new TaskFinisher(store);
   }
 
   /** This worker's owner id, as leases and `waymark ls` name it. */
@@ -179,7 +192,7 @@ export class Worker {
 
   /** Claims as many tasks as it has room for and starts them; true if it claimed any. */
   async #claim(graphs: readonly { name: string; hash: string }[]): Promise<boolean> {
-    const room = this.#options.concurrency - this.#inFlight.size;
+    const room = this.#options.concurrency - this.#running;
     if (room <= 0) return false;
     const me = this.#me;
     const tasks = await this.#store.claimTasks({
@@ -198,9 +211,16 @@ export class Worker {
     const key = `${task.runId}/${task.activation}`;
     const stop = new AbortController();
     const graph = this.#graphs.get(task.graph)!;
+    const slot = { held: true };
+    this.#running++;
     const done = runTask(this.#store, graph, task, {
       clock: this.#options.clock,
       signal: stop.signal,
+      // The body ended: its slot is free while its result is written, and the loop looks again.
+      finish: (t, attempt, at) => {
+        this.#free(slot);
+        return this.#finisher.finish(t, attempt, at);
+      },
     })
       .then((recorded) => {
         this.#tell({ type: 'task', runId: task.runId, activation: task.activation, recorded });
@@ -209,10 +229,18 @@ export class Worker {
       .catch((error: unknown) => this.#tell({ type: 'error', error }))
       .finally(() => {
         this.#inFlight.delete(key);
-        this.#ended++;
-        this.#nudge?.();
+        this.#free(slot);
       });
-    this.#inFlight.set(key, { task, stop, done });
+    this.#inFlight.set(key, { task, stop, done, slot });
+  }
+
+  /** Gives a task's slot back, once, and has the loop look for more work at once. */
+  #free(slot: { held: boolean }): void {
+    if (!slot.held) return;
+    slot.held = false;
+    this.#running--;
+    this.#ended++;
+    this.#nudge?.();
   }
 
   /**
@@ -240,6 +268,7 @@ export class Worker {
           if (held === undefined) continue;
           held.stop.abort(new Error('this worker lost the task'));
           this.#inFlight.delete(key);
+          this.#free(held.slot);
           this.#tell({ type: 'lost', runId: held.task.runId, activation: held.task.activation });
         }
       } catch (error) {

@@ -30,6 +30,7 @@ import {
 import { waitClosed } from './internal/waits.js';
 import type {
   ClaimedTask,
+  FinishedTask,
   Commit,
   EffectRecord,
   InboxRecord,
@@ -588,16 +589,18 @@ export class PostgresStore implements Store, WorkQueue {
     return { renewed, lost };
   }
 
-  async finishTask(task: ClaimedTask, attempt: string, at: number): Promise<boolean> {
-    const { rows } = await this.#query(this.#sql.finishTask, [
-      task.runId,
-      task.activation,
-      task.epoch,
-      task.owner,
-      attempt,
-      at,
+  async finishTasks(finished: readonly FinishedTask[]): Promise<boolean[]> {
+    if (finished.length === 0) return [];
+    const { rows } = await this.#query(this.#sql.finishTasks, [
+      finished.map((f) => f.task.runId),
+      finished.map((f) => f.task.activation),
+      finished.map((f) => f.task.epoch),
+      finished.map((f) => f.task.owner),
+      finished.map((f) => f.attempt),
+      finished.map((f) => f.at),
     ]);
-    return rows.length === 1;
+    const held = new Set(rows.map((row) => Number(row.n)));
+    return finished.map((_, i) => held.has(i + 1));
   }
 
   async releaseTask(task: ClaimedTask): Promise<void> {

@@ -161,6 +161,13 @@ export interface ClaimedTask extends TaskRecord {
   readonly expiresAt: number;
 }
 
+/** A claimed task's attempt that ended: its result (JSON of the attempt) and when it ended. */
+export interface FinishedTask {
+  readonly task: ClaimedTask;
+  readonly attempt: string;
+  readonly at: number;
+}
+
 /** What ended in a run, waiting for its orchestrator to fold it in: an attempt, or a wake-up. */
 export interface InboxRecord {
   /** Arrival order within the store. */
@@ -385,10 +392,11 @@ export interface WorkQueue {
     leaseMs: number,
   ): Promise<{ readonly renewed: readonly ClaimedTask[]; readonly lost: readonly string[] }>;
   /**
-   * Puts the attempt's result in its run's inbox and removes the task, fenced by the task's
-   * lease: false, and nothing written, when the lease is no longer the task's.
+   * Puts each attempt's result in its run's inbox and removes its task, in one transaction,
+   * each fenced by its task's lease: false for one whose lease is no longer the task's, and
+   * nothing written for it. The inbox takes them in the order given.
    */
-  finishTask(task: ClaimedTask, attempt: string, at: number): Promise<boolean>;
+  finishTasks(finished: readonly FinishedTask[]): Promise<boolean[]>;
   /** Gives a claimed task back unrun (a draining worker), for another worker to claim at once. */
   releaseTask(task: ClaimedTask): Promise<void>;
   /** Asks for the run to be folded again (an answer was recorded): a wake-up in its inbox. */

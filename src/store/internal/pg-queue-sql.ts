@@ -58,11 +58,20 @@ export function queueTexts(s: string) {
         AND t.owner = $4
       RETURNING t.run_id, t.activation, t.expires_at`,
     // Fenced by the task's lease: the row goes, and the attempt arrives, or neither.
-    finishTask: `WITH gone AS (
-        DELETE FROM ${s}.tasks
-        WHERE run_id = $1 AND activation = $2 AND epoch = $3 AND owner = $4
-        RETURNING run_id)
-      INSERT INTO ${s}.inbox (run_id, attempt, at) SELECT run_id, $5, $6 FROM gone RETURNING id`,
+    // Many tasks' results at once (those of one worker that ended together), each fenced by
+    // its own lease; what comes back is the position of each one that held. The inbox takes
+    // them in the order given.
+    finishTasks: `WITH given AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[],
+          $6::double precision[]) WITH ORDINALITY AS g (run_id, activation, epoch, owner, attempt, at, n)),
+      gone AS (
+        DELETE FROM ${s}.tasks t USING given g
+        WHERE t.run_id = g.run_id AND t.activation = g.activation AND t.epoch = g.epoch
+          AND t.owner = g.owner
+        RETURNING g.n, g.run_id, g.attempt, g.at),
+      arrived AS (
+        INSERT INTO ${s}.inbox (run_id, attempt, at) SELECT run_id, attempt, at FROM gone ORDER BY n)
+      SELECT n FROM gone`,
     releaseTask: `UPDATE ${s}.tasks SET owner = NULL, expires_at = 0
       WHERE run_id = $1 AND activation = $2 AND epoch = $3 AND owner = $4`,
     wake: `INSERT INTO ${s}.inbox (run_id, attempt, at) SELECT id, NULL, $2 FROM ${s}.runs WHERE id = $1`,
