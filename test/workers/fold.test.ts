@@ -126,4 +126,23 @@ describePg('a fold commits what it folds in one transaction', () => {
     expect(await store.inbox('r1')).toEqual([]);
     expect(await store.listTasks('r1')).toEqual([]);
   });
+
+  it('finishTasks writes many results in one statement, each fenced by its own lease, in the order given', async () => {
+    await enqueue(store, fan, {}, { runId: 'r1' });
+    await foldOnce();
+    await runTasks();
+    await foldOnce();
+    const tasks = (await store.claimTasks(claim)).slice(0, 3);
+    const [a, b, c] = tasks as [(typeof tasks)[0], (typeof tasks)[0], (typeof tasks)[0]];
+    const held = await store.finishTasks([
+      { task: c, attempt: '"c"', at: 1 },
+      { task: { ...b, epoch: b.epoch + 1 }, attempt: '"stale"', at: 2 },
+      { task: a, attempt: '"a"', at: 3 },
+    ]);
+    expect(held).toEqual([true, false, true]);
+    expect((await store.inbox('r1')).map((i) => i.attempt)).toEqual(['"c"', '"a"']);
+    const left = (await store.listTasks('r1')).map((t) => t.activation);
+    expect(left).toContain(b.activation);
+    expect(left).not.toContain(a.activation);
+  });
 });
