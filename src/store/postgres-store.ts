@@ -30,9 +30,9 @@ import {
 import { waitClosed } from './internal/waits.js';
 import type {
   ClaimedTask,
-  FinishedTask,
   Commit,
   EffectRecord,
+  FinishedTask,
   InboxRecord,
   Lease,
   LeaseClaim,
