@@ -1,6 +1,14 @@
 import { isWaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import type { Commit, Lease, LoadedRun, Store, TaskRecord, WorkQueue } from '../store/store.js';
+import type {
+  Commit,
+  InboxRecord,
+  Lease,
+  LoadedRun,
+  Store,
+  TaskRecord,
+  WorkQueue,
+} from '../store/store.js';
 import type { Clock } from './clock.js';
 import { commitExtras } from './commit-extras.js';
 import type { Command, RunEvent, Snapshot } from './core/snapshot.js';
@@ -37,8 +45,8 @@ const maxConflictsInARow = 100;
  * the lease's epoch, giving the lease up with it. What a step schedules becomes tasks in that
  * transaction (the state each activation sees travels with its task), what it cancels is
  * deleted, and the inbox items folded go with it. When the run stops, the tasks still queued for
- * it are cancelled. It runs no node body: workers claim tasks. `loaded` is the run as the caller
- * read it under the lease, if it did.
+ * it are cancelled. It runs no node body: workers claim tasks. `read` is the run and its inbox
+ * as the caller read them under the lease, if it did.
  * @throws WaymarkError `LEASE_LOST` when another worker took the run over; `STORE_*`.
  *
  * @example
@@ -49,10 +57,10 @@ export async function foldRun(
   graph: CompiledGraph,
   lease: Lease,
   clock: Clock,
-  loaded?: LoadedRun,
+  read?: { readonly run: LoadedRun; readonly inbox: readonly InboxRecord[] },
 ): Promise<Folded> {
   const runId = lease.runId;
-  const run = loaded ?? (await store.loadRun(runId));
+  const run = read?.run ?? (await store.loadRun(runId));
   if (run === undefined) return { committed: 0, status: 'cancelled', released: false };
   let snapshot = currentSnapshot(graph, run);
   // Counting from the run's latest snapshot, not from this fold, is what keeps a load
@@ -61,7 +69,8 @@ export async function foldRun(
     epoch: lease.epoch,
     sinceSnapshot: run.events.length,
   });
-  const due = await dueItems(store, graph, snapshot, run.run.seq, clock.now());
+  const inbox = read?.inbox ?? (await store.inbox(runId));
+  const due = await dueItems(store, graph, snapshot, run.run.seq, inbox, clock.now());
   for (let conflicts = 0; ; conflicts++) {
     const { steps, consumed, after } = stepAll(graph, snapshot, due, clock);
     try {
@@ -128,11 +137,12 @@ async function dueItems(
   graph: CompiledGraph,
   snapshot: Snapshot,
   seq: number,
+  inbox: readonly InboxRecord[],
   now: number,
 ): Promise<Due[]> {
   const due: Due[] = [];
   if (seq === 0 && snapshot.status === 'running') due.push({ event: { type: 'started' } });
-  for (const item of await store.inbox(snapshot.runId)) {
+  for (const item of inbox) {
     if (item.attempt === null) {
       due.push({ inboxId: item.id });
       continue;

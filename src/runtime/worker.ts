@@ -169,10 +169,18 @@ export class Worker {
   async #foldOne(lease: Lease): Promise<void> {
     let released = false;
     try {
-      const loaded = await this.#store.loadRun(lease.runId);
+      // Both under the lease: nobody else consumes the inbox or commits but a cancellation,
+      // which the fold meets as a conflict. One round trip for the two.
+      const [loaded, inbox] = await Promise.all([
+        this.#store.loadRun(lease.runId),
+        this.#store.inbox(lease.runId),
+      ]);
       const graph = loaded === undefined ? undefined : this.#graphs.get(loaded.run.graph);
       if (graph === undefined) return; // claimed by graph: only a deleted run gets here
-      const folded = await foldRun(this.#store, graph, lease, this.#options.clock, loaded);
+      const folded = await foldRun(this.#store, graph, lease, this.#options.clock, {
+        run: loaded!,
+        inbox,
+      });
       released = folded.released;
       this.#tell({
         type: 'folded',

@@ -145,4 +145,25 @@ describePg('a fold commits what it folds in one transaction', () => {
     expect(left).toContain(b.activation);
     expect(left).not.toContain(a.activation);
   });
+
+  it('a claim reads only the runs that are still going: finished ones, however many, are not scanned', async () => {
+    const { pgStatements } = await import('../../src/store/internal/pg-sql.js');
+    const client = await pool.connect();
+    try {
+      // The planner would take a sequential scan of a small table anyway: forbid it, and see
+      // that there is an index the claim can use instead.
+      await client.query('SET enable_seqscan = off');
+      const { text } = pgStatements(`"${schema}"`).claimRuns;
+      await client.query(`PREPARE claim_runs AS ${text}`);
+      const { rows } = await client.query(
+        `EXPLAIN (FORMAT JSON) EXECUTE claim_runs('{g}', '{h}', 8, 'w', NULL, NULL, 1000)`,
+      );
+      const plan = JSON.stringify(rows[0]['QUERY PLAN']);
+      expect(plan).toContain('"Index Name":"runs_live"');
+    } finally {
+      await client.query('DEALLOCATE ALL').catch(() => {});
+      await client.query('RESET enable_seqscan').catch(() => {});
+      client.release();
+    }
+  });
 });

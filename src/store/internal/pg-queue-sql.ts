@@ -32,7 +32,7 @@ export function queueTexts(s: string) {
             OR EXISTS (SELECT FROM ${s}.inbox i WHERE i.run_id = r.id)
             OR EXISTS (SELECT FROM ${s}.timers t WHERE t.run_id = r.id AND t.at <= ${nowMs})
             OR (r.status = 'running' AND NOT EXISTS (SELECT FROM ${s}.tasks k WHERE k.run_id = r.id)))
-        ORDER BY r.updated_at
+        ORDER BY r.created_at, r.id
         LIMIT $3
         FOR UPDATE OF r SKIP LOCKED)
       UPDATE ${s}.runs r SET lease_epoch = coalesce(r.lease_epoch, 0) + 1, lease_owner = $4,

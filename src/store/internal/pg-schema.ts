@@ -112,6 +112,11 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
   // 2: the work queue (pg-queue-sql.ts): tasks, each run's inbox, the registry of workers, and
   // the notifications that wake idle workers.
   (s) => queueMigration(s, workChannel(s)),
+  // 3: the runs of a graph a worker may claim, found without reading the finished ones: a
+  // claim scanned every run of its graphs ever made. Keyed by what never changes, and
+  // conditioned on a status few commits change, so that a commit's update of the row stays HOT.
+  (s) =>
+    `CREATE INDEX runs_live ON ${s}.runs (graph, created_at, id) WHERE status IN ('running', 'waiting');`,
 ];
 
 /** The schema version this code writes: the number of migrations. */
