@@ -1,8 +1,8 @@
 import type { CompiledGraph } from '../graph/compiled.js';
-import type { Commit, Store, WorkQueue } from '../store/store.js';
+import type { Commit, Store, StoredEvent, WorkQueue } from '../store/store.js';
 import type { Clock } from './clock.js';
 import { decodeEvent, encodeEvent, encodeSnapshot, encodeTrace } from './codec.js';
-import type { RunEvent, Snapshot } from './core/snapshot.js';
+import type { RunEvent, Snapshot, StepResult } from './core/snapshot.js';
 import { step } from './core/step.js';
 import type { TraceEntry } from './trace.js';
 
@@ -26,7 +26,8 @@ export type CommitExtras = Pick<Commit, 'waits' | 'timers' | 'schedule'>;
  * the step opened or closed (waits, timers) in the same transaction; a full snapshot every
  * `snapshotEvery` events and whenever the run stops, so a load replays at most that many events
  * through `step`. Every commit is fenced by the seq it follows and by the lease epoch it is
- * made under.
+ * made under. A worker's fold commits its steps together (`recordAll`): one transaction, the
+ * same rows.
  */
 export class Journal {
   readonly #store: Store;
@@ -37,6 +38,7 @@ export class Journal {
   #seq: number;
   #epoch: number | null;
   #sinceSnapshot = 0;
+  #lastAt = 0;
 
   constructor(
     store: Store,
@@ -92,6 +94,11 @@ export class Journal {
     return this.#seq;
   }
 
+  /** When the last commit this journal made was made (its `at`); 0 before any. */
+  get lastAt(): number {
+    return this.#lastAt;
+  }
+
   /** The lease epoch every commit from now on is fenced by. */
   set epoch(epoch: number | null) {
     this.#epoch = epoch;
@@ -106,11 +113,15 @@ export class Journal {
     release = false,
   ): Promise<void> {
     const snapshot = this.#snapshotDue(after, 1);
-    await this.#store.commit(
-      this.#runId,
-      this.#commitOf(this.#seq + 1, { event, after, trace, extras }, snapshot, release),
+    const commit = this.#commitOf(
+      this.#seq + 1,
+      { event, after, trace, extras },
+      snapshot,
+      release,
     );
+    await this.#store.commit(this.#runId, commit);
     this.#seq++;
+    this.#lastAt = commit.at;
     this.#sinceSnapshot = snapshot === null ? this.#sinceSnapshot + 1 : 0;
   }
 
@@ -131,6 +142,7 @@ export class Journal {
     });
     await store.commitAll(this.#runId, commits);
     this.#seq += steps.length;
+    this.#lastAt = commits.at(-1)!.at;
     this.#sinceSnapshot = snapshot === null ? this.#sinceSnapshot + steps.length : 0;
   }
 
@@ -165,15 +177,18 @@ export class Journal {
    * cancellation, say), folded into `snapshot` through `step`, so the caller can take its own
    * event again on top of them instead of failing.
    */
-  async catchUp(snapshot: Snapshot): Promise<Snapshot> {
+  async catchUp(
+    snapshot: Snapshot,
+    onStep?: (stored: StoredEvent, before: Snapshot, event: RunEvent, result: StepResult) => void,
+  ): Promise<Snapshot> {
     let current = snapshot;
     for (const stored of await this.#store.events(this.#runId, this.#seq)) {
-      current = step(
-        this.#graph,
-        current,
-        decodeEvent(stored.event, this.#runId, stored.seq),
-      ).snapshot;
+      const event = decodeEvent(stored.event, this.#runId, stored.seq);
+      const result = step(this.#graph, current, event);
+      onStep?.(stored, current, event, result);
+      current = result.snapshot;
       this.#seq = stored.seq;
+      this.#lastAt = stored.at;
       this.#sinceSnapshot++;
     }
     return current;

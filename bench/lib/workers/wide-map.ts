@@ -126,7 +126,7 @@ export async function wideMap(bench: WorkerBench): Promise<PartReport> {
     title: `A ${wide}-item map: no hot row`,
     rows,
     notes: [
-      `wide map: enqueue -> run succeeded (its final commit's time), a map of no-op items with map concurrency = width, ${workers} worker processes at concurrency ${concurrency} each, the other defaults; the holder folds its inbox one commit per completion (plus the start, the split and the join), so the tail after the last item is the fold's backlog; ${reps} repetitions, growth paired by repetition.`,
+      `wide map: enqueue -> run succeeded (its final commit's time), a map of no-op items with map concurrency = width, ${workers} worker processes at concurrency ${concurrency} each, the other defaults; the holder folds what its inbox holds in one statement per fold (one event per completion, plus the start, the split and the join), so the tail after the last item is the fold's backlog; ${reps} repetitions, growth paired by repetition.`,
     ],
     details: { narrow: narrowReps, wide: wideReps, growth },
   };
