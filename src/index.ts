@@ -81,7 +81,11 @@ export type { RewindOptions } from './runtime/rewind.js';
 export { rewind } from './runtime/rewind.js';
 export { defaultMaxSteps, run } from './runtime/run.js';
 export type { AttemptStart, RunOptions, RunResult } from './runtime/run-types.js';
+export type { StreamEvent, StreamEventBody, StreamOptions } from './runtime/stream.js';
+export { compareOffsets, streamEventTypes } from './runtime/stream.js';
 export type { Trace, TraceEntry } from './runtime/trace.js';
+export type { WatchOptions } from './runtime/watch.js';
+export { watch } from './runtime/watch.js';
 export type { WorkerEvent, WorkerOptions } from './runtime/worker.js';
 export { Worker } from './runtime/worker.js';
 

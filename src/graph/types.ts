@@ -199,6 +199,13 @@ export interface NodeContext {
    * anything downstream building on it. Recorded when the attempt completes.
    */
   quarantine(output: unknown, reasons: readonly string[]): void;
+  /**
+   * Tells the run's watchers something (progress, a partial result): a `custom` event of the
+   * run's stream, named `name`, with `data` copied through JSON. Recorded with the attempt, so
+   * a watcher in another process, or one that comes later, sees it too, once: it reaches them
+   * when the attempt ends (see docs/streaming.md).
+   */
+  emit(name: string, data?: unknown): void;
   /** Records one turn of a loop inside this attempt (an agent's model call and tool calls). */
   turn(turn: TurnRecord): void;
   /** What the run had spent when this attempt started, and its budget. */

@@ -28,6 +28,8 @@ export class AttemptContext implements NodeContext {
   #usage: Usage | undefined;
   #quarantine: { readonly output: unknown; readonly reasons: readonly string[] }[] | undefined;
   #turns: TurnRecord[] | undefined;
+  #emitted: { readonly name: string; readonly data: unknown; readonly at: number }[] | undefined;
+  readonly #now: () => number;
 
   constructor(
     activation: Activation,
@@ -39,10 +41,12 @@ export class AttemptContext implements NodeContext {
       readonly ledger: EffectLedger;
       readonly spent: Spend;
       readonly limits: RunLimits;
+      readonly clock: { now(): number };
     },
     signal: AbortSignal | (() => AbortSignal),
     exec?: readonly string[],
   ) {
+    this.#now = () => input.clock.now();
     this.runId = input.runId;
     this.activationId = activation.id;
     this.node = activation.node;
@@ -114,6 +118,23 @@ export class AttemptContext implements NodeContext {
     });
   }
 
+  emit(name: string, data?: unknown): void {
+    if (typeof name !== 'string' || name.length === 0) {
+      throw new WaymarkError(
+        'REPORT_INVALID',
+        `node "${this.node}" emitted an event without a name`,
+        {
+          retryable: false,
+        },
+      );
+    }
+    // A copy through JSON, as a quarantined output is: what a watcher reads back from the store
+    // is what the one in process saw.
+    const copy = data === undefined ? null : JSON.parse(JSON.stringify(data));
+    this.#emitted ??= [];
+    this.#emitted.push({ name, data: copy, at: this.#now() });
+  }
+
   turn(turn: TurnRecord): void {
     this.#turns ??= [];
     this.#turns.push(turn);
@@ -121,10 +142,12 @@ export class AttemptContext implements NodeContext {
 
   /** What the attempt reported besides its update; undefined when nothing. */
   report(): AttemptReport | undefined {
-    if (this.#usage === undefined && this.#quarantine === undefined) return undefined;
+    if (this.#usage === undefined && this.#quarantine === undefined && this.#emitted === undefined)
+      return undefined;
     return {
       ...(this.#usage !== undefined && { usage: this.#usage }),
       ...(this.#quarantine !== undefined && { quarantine: this.#quarantine }),
+      ...(this.#emitted !== undefined && { emitted: this.#emitted }),
     };
   }
 

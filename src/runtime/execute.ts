@@ -168,8 +168,10 @@ function reported(ctx: AttemptContext, attempt: Attempt): Attempt {
   let event = attempt.event;
   if (report !== undefined) {
     // A failed attempt's quarantine is not booked: only a completed one sets outputs aside.
+    // What it emitted before it failed was told all the same.
     if (event.type === 'failed') {
       if (report.usage !== undefined) event = { ...event, usage: report.usage };
+      if (report.emitted !== undefined) event = { ...event, emitted: report.emitted };
     } else event = { ...event, ...report };
   }
   return turns === undefined ? { ...attempt, event } : { ...attempt, event, turns };

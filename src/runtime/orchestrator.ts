@@ -12,12 +12,16 @@ import type { Journal } from './journal.js';
 import { LeaseKeeper } from './ownership.js';
 import { resultOf } from './result.js';
 import type { RunOptions, RunResult } from './run-types.js';
+import { stepEvents } from './stream.js';
 import { type TraceEntry, traceOf } from './trace.js';
 import { TraceRecorder } from './trace-recorder.js';
 
 /** What an orchestrator drives a run with: the caller's options, and where it records. */
 export interface OrchestratorOptions
-  extends Pick<RunOptions, 'signal' | 'onTraceEntry' | 'onAttemptStart' | 'clock' | 'store'>,
+  extends Pick<
+      RunOptions,
+      'signal' | 'onTraceEntry' | 'onAttemptStart' | 'clock' | 'store' | 'watch' | 'watchStates'
+    >,
     Omit<ExecutorOptions, 'clock' | 'onAttemptStart'> {
   readonly journal?: Journal;
   /** The run's lease, held for this driver; renewed while it drives, released when it stops. */
@@ -89,6 +93,9 @@ export class Orchestrator {
     const unwatch = this.#watchSignal();
     const keeper = this.#keepLease();
     const journal = this.#options.journal;
+    const { watch } = this.#options;
+    // Without a journal the stream still counts commits, as a store would.
+    let seq = journal?.seq ?? 0;
     let conflicts = 0;
     let unavailable = 0;
     try {
@@ -128,7 +135,21 @@ export class Orchestrator {
               if (error.code === 'STORE_CONFLICT' && ++conflicts <= maxConflictsInARow) {
                 // Another process appended to the run (or our own commit landed before the
                 // connection failed): fold its events in, then take ours again.
-                snapshot = await journal.catchUp(snapshot);
+                snapshot = await journal.catchUp(snapshot, (stored, before, caught, stepped) => {
+                  if (watch === undefined) return;
+                  const states = { states: this.#options.watchStates === true };
+                  const { runId } = before;
+                  for (const told of stepEvents(
+                    runId,
+                    stored.seq,
+                    stored.at,
+                    before,
+                    caught,
+                    stepped,
+                    states,
+                  ))
+                    watch(told);
+                });
                 continue;
               }
               const retryable = error.code.startsWith('STORE_') && error.retryable;
@@ -141,6 +162,13 @@ export class Orchestrator {
             }
           }
           this.#trace.accept(entries);
+          if (watch !== undefined) {
+            seq = journal?.seq ?? seq + 1;
+            const at = journal?.lastAt ?? now;
+            const states = { states: this.#options.watchStates === true };
+            for (const told of stepEvents(snapshot.runId, seq, at, snapshot, event, result, states))
+              watch(told);
+          }
           snapshot = after;
           for (const command of result.commands) {
             if (command.type === 'abort') this.#executor.abort(command.activations);

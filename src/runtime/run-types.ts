@@ -3,6 +3,7 @@ import type { Budget, Spend } from '../graph/types.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from './clock.js';
 import type { QuarantineEntry } from './core/snapshot.js';
+import type { StreamEvent } from './stream.js';
 import type { Trace, TraceEntry } from './trace.js';
 
 /** An attempt that has just started, as {@link RunOptions.onAttemptStart} sees it. */
@@ -35,6 +36,14 @@ export interface RunOptions {
   readonly onAttemptStart?: (attempt: AttemptStart) => void;
   /** Called as each attempt ends, in order: live progress for a CLI or a log. Must not throw. */
   readonly onTraceEntry?: (entry: TraceEntry) => void;
+  /**
+   * Called with each event of the run's stream as its commit lands, in order: the events
+   * `watch(store, graph, runId)` reads back from the store, the same offsets included. Must not
+   * throw. See docs/streaming.md.
+   */
+  readonly watch?: (event: StreamEvent) => void;
+  /** With `watch`: completion events carry the run's state after them. */
+  readonly watchStates?: boolean;
   /** Where the run is checkpointed as it goes; without one the run lives in memory only. */
   readonly store?: Store;
   /**

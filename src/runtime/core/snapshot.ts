@@ -133,6 +133,12 @@ export interface AttemptReport {
     readonly output: unknown;
     readonly reasons: readonly string[];
   }[];
+  /** What the node told its watchers with `ctx.emit`, in order, with when (ms since the epoch). */
+  readonly emitted?: readonly {
+    readonly name: string;
+    readonly data: unknown;
+    readonly at: number;
+  }[];
 }
 
 /** Which graph and state schema a checkpoint was written under. */

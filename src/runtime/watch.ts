@@ -1,0 +1,101 @@
+import { WaymarkError } from '../error/waymark-error.js';
+import type { CompiledGraph } from '../graph/compiled.js';
+import type { Store } from '../store/store.js';
+import { systemClock } from './clock.js';
+import { decodeEvent, decodeSnapshot } from './codec.js';
+import type { Snapshot } from './core/snapshot.js';
+import { step } from './core/step.js';
+import {
+  compareOffsets,
+  parseOffset,
+  type StreamEvent,
+  type StreamOptions,
+  stepEvents,
+} from './stream.js';
+
+/** Options of {@link watch}. */
+export interface WatchOptions extends StreamOptions {
+  /** The offset of the last event already seen: the stream resumes right after it. */
+  readonly after?: string;
+  /** Stops the watch: the iteration ends (after the event in hand, if any). */
+  readonly signal?: AbortSignal;
+  /** How often to look for new commits once caught up. Default 20 ms. */
+  readonly pollMs?: number;
+  /**
+   * `true` (the default): follow the run until it ends (succeeded, failed, cancelled, timed
+   * out), across waits, resumes and workers. `false`: what is recorded now, then stop.
+   */
+  readonly follow?: boolean;
+}
+
+const finalStatuses = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);
+
+/**
+ * A run's event stream read from its store, from the start or after an offset: the events its
+ * commits tell, in order, then (with `follow`) the ones of every commit still to come, whoever
+ * makes it, until the run ends. The events are derived from the history (nothing else is
+ * stored for them), so a watcher that reconnects after the last offset it saw gets exactly what
+ * came after: nothing lost, nothing twice.
+ * @throws WaymarkError `RUN_NOT_FOUND`; `OPTIONS_INVALID` for an offset that is not `seq.i`;
+ *   `GRAPH_MISMATCH` for a run of another graph; `STORE_*`.
+ *
+ * @example
+ * for await (const event of watch(store, triage, runId, { after: lastSeen })) show(event);
+ */
+export async function* watch<S, I>(
+  store: Store,
+  graph: CompiledGraph<S, I>,
+  runId: string,
+  options: WatchOptions = {},
+): AsyncGenerator<StreamEvent, void, undefined> {
+  const g = graph as CompiledGraph;
+  const { signal, follow = true, pollMs = 20 } = options;
+  const { after } = options;
+  const [afterSeq] = after === undefined ? [0] : parseOffset(after);
+  if (!Number.isFinite(afterSeq)) {
+    throw new WaymarkError(
+      'OPTIONS_INVALID',
+      `"${options.after}" is not an offset of a run's stream: offsets are "seq.i", as each event's "offset" says`,
+      { retryable: false, details: { after: options.after } },
+    );
+  }
+  const record = await store.getRun(runId);
+  if (record === undefined) {
+    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
+  }
+  if (record.graph !== g.name) {
+    throw new WaymarkError(
+      'GRAPH_MISMATCH',
+      `run "${runId}" belongs to graph "${record.graph}", not "${g.name}"`,
+      { retryable: false },
+    );
+  }
+  // The events of commit `seq` come from the snapshot before it: start at the latest one kept.
+  const from = Math.max(0, Math.min(afterSeq!, record.seq) - 1);
+  const kept = await store.snapshotAt(runId, from);
+  if (kept === undefined) {
+    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
+  }
+  let snapshot: Snapshot = decodeSnapshot(g, kept.data, runId);
+  let seq = kept.seq;
+  for (;;) {
+    const stored = await store.events(runId, seq);
+    for (const e of stored) {
+      const event = decodeEvent(e.event, runId, e.seq);
+      const result = step(g, snapshot, event);
+      for (const told of stepEvents(runId, e.seq, e.at, snapshot, event, result, options)) {
+        if (after === undefined || compareOffsets(told.offset, after) > 0) yield told;
+        if (signal?.aborted) return;
+      }
+      snapshot = result.snapshot;
+      seq = e.seq;
+    }
+    if (!follow || signal?.aborted) return;
+    if (stored.length === 0) {
+      // Caught up: the run has ended when its row says so and no commit is left to read.
+      const now = await store.getRun(runId);
+      if (now === undefined || (finalStatuses.has(now.status) && now.seq <= seq)) return;
+      await systemClock.sleep(pollMs, signal);
+    }
+  }
+}
