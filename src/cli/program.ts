@@ -325,6 +325,29 @@ Example:
     load: async () => (await import('./commands/show.js')).show,
   },
   {
+    name: 'watch',
+    description: "follow a run's events live, from another terminal, to its end",
+    args: [runIdArg],
+    options: [
+      graphOption,
+      {
+        flags: '--after <offset>',
+        description: 'start after this event (its offset, as printed): resume a watch',
+      },
+      { flags: '--states', description: 'completions carry the state after them (--json)' },
+      { flags: '--no-follow', description: 'print what is recorded now, then exit' },
+    ],
+    help: `
+Reads the run's history and follows it as it grows, whoever drives the run (this machine's
+process or any worker); each line starts with the event's offset. Ctrl-C stops watching, never
+the run. Exits with the run's exit code once it ends: 0 succeeded, 3 waiting (--no-follow),
+1 failed, timed out or cancelled.
+
+Example:
+  $ waymark watch 3f1c9a2e-... --json`,
+    load: async () => (await import('./commands/watch.js')).watchRun,
+  },
+  {
     name: 'trace',
     description: 'print the path a run took: every attempt with its duration and error',
     args: [runIdArg],

@@ -21,6 +21,7 @@ const commands = [
   'rewind',
   'ls',
   'show',
+  'watch',
   'trace',
 ];
 

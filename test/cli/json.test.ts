@@ -67,10 +67,12 @@ describe('waymark --json', () => {
     await json(box, ['run', review, '--input', '{"title":"T"}', '--run-id', 'w'], 3);
     await json(box, ['approve', 'w', '--by', 'ed'], 3);
     await json(box, ['show', 'w'], 0);
+    await json(box, ['watch', 'w', '--no-follow', '--states'], 3);
     await json(box, ['answer', 'w', '--value', '{"stars":9}'], 2);
     await json(box, ['run', fixture('metered.ts'), '--run-id', 'm'], 0);
     await json(box, ['run', fixture('flaky.ts'), '--run-id', 'f'], 1, { FIXTURE_FAIL: '1' });
     await json(box, ['resume', 'f'], 0);
+    await json(box, ['watch', 'f'], 0);
     await json(box, ['run', fixture('caused.ts'), '--run-id', 'c'], 1);
     await json(box, ['show', 'c'], 0);
     await json(box, ['trace', 'c'], 0);

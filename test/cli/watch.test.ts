@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import {
+  expectError,
+  expectExit,
+  expectJsonError,
+  fixture,
+  type JsonLine,
+  jsonLines,
+  sandbox,
+  testTimeoutMs,
+} from './support.js';
+
+// `waymark watch`: a run's stream from another terminal, to its end.
+
+describe('waymark watch', () => {
+  it(
+    'follows a waiting run while another process answers it, and exits with its exit code',
+    async () => {
+      const box = sandbox();
+      expectExit(
+        await box.waymark([
+          'run',
+          fixture('review.ts'),
+          '--input',
+          '{"title":"T"}',
+          '--run-id',
+          'w',
+        ]),
+        3,
+      );
+      const watching = box.waymark(['--json', 'watch', 'w']);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expectExit(await box.waymark(['approve', 'w', '--by', 'ed']), 3);
+      expectExit(await box.waymark(['answer', 'w', '--value', '{"stars":4}']), 0);
+      const out = await watching;
+      expectExit(out, 0);
+      const lines = jsonLines(out) as JsonLine[];
+      const events = lines.filter((l) => l.type === 'stream-event').map((l) => l.event as JsonLine);
+      expect(events[0]).toMatchObject({ type: 'run', status: 'running', cause: 'started' });
+      expect(events.filter((e) => e.type === 'wait.answered')).toHaveLength(2);
+      expect(events.at(-1)).toMatchObject({ type: 'run', status: 'succeeded' });
+      expect(lines.at(-1)).toMatchObject({
+        type: 'watched',
+        runId: 'w',
+        status: 'succeeded',
+        stopped: false,
+      });
+      expect(lines.at(-1)?.events).toBe(events.length);
+
+      // The same stream read again after any offset is what followed it.
+      const middle = events[4]!.offset as string;
+      const again = await box.waymark(['--json', 'watch', 'w', '--after', middle]);
+      expectExit(again, 0);
+      const rest = (jsonLines(again) as JsonLine[]).filter((l) => l.type === 'stream-event');
+      expect(rest.map((l) => (l.event as JsonLine).offset)).toEqual(
+        events.slice(5).map((e) => e.offset),
+      );
+    },
+    testTimeoutMs,
+  );
+
+  it(
+    '--no-follow prints what is recorded and exits with how the run stands: 3 while it waits',
+    async () => {
+      const box = sandbox();
+      expectExit(
+        await box.waymark([
+          'run',
+          fixture('review.ts'),
+          '--input',
+          '{"title":"T"}',
+          '--run-id',
+          'w',
+        ]),
+        3,
+      );
+      const out = await box.waymark(['watch', 'w', '--no-follow']);
+      expectExit(out, 3);
+      expect(out.lines[0]).toMatch(/^1\.0 +\S+ run running \(started\)$/);
+      expect(out.lines.at(-1)).toMatch(/run waiting$/);
+      expect(out.stdout).toMatch(/waits: Publish "T \(0 note\(s\) applied\)"\?/);
+    },
+    testTimeoutMs,
+  );
+
+  it(
+    'refuses an offset that is not one and a run that is not there, with their codes',
+    async () => {
+      const box = sandbox();
+      expectExit(
+        await box.waymark([
+          'run',
+          fixture('review.ts'),
+          '--input',
+          '{"title":"T"}',
+          '--run-id',
+          'w',
+        ]),
+        3,
+      );
+      expectError(await box.waymark(['watch', 'w', '--after', 'soon']), 'OPTIONS_INVALID');
+      expectJsonError(await box.waymark(['--json', 'watch', 'nope']), 'RUN_NOT_FOUND');
+    },
+    testTimeoutMs,
+  );
+});
