@@ -12,8 +12,10 @@ import {
   loadTrace,
   person,
   run,
+  type StreamEvent,
   Worker,
   type WorkerEvent,
+  watch,
 } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
 import {
@@ -163,6 +165,45 @@ describePg('workers on PostgreSQL', () => {
     const view = await inspect(store, fan, id);
     expect(view.snapshot.state.log).toEqual(Array.from({ length: 50 }, (_, i) => `i${i}`));
     expect(ran.size).toBe(50);
+  });
+
+  it("a run served by workers is watched live from another store: its nodes' emits and every step, once each", async () => {
+    const fan = graph('watched-fan', { state: State, reducers })
+      .node('split', () => ({ items: Array.from({ length: 12 }, (_, i) => `i${i}`) }))
+      .node(
+        'each',
+        async (_s, ctx) => {
+          ctx.emit('picked', { item: ctx.item });
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 10));
+          return { log: [String(ctx.item)] };
+        },
+        { writes: ['log'] },
+      )
+      .node('merge', () => ({}), { join: all(), terminal: true })
+      .map('split', { over: 'items', branch: 'each', join: 'merge', concurrency: 4 })
+      .edge('each', 'merge')
+      .entry('split')
+      .compile();
+    const id = await enqueue(store, fan, {});
+    const elsewhere = await PostgresStore.open({ pool, schema });
+    try {
+      const events = await withWorkers([fan], 2, async () => {
+        const seen: StreamEvent[] = [];
+        for await (const event of watch(elsewhere, fan, id, { pollMs: 5 })) seen.push(event);
+        return seen;
+      });
+      expect(events.at(-1)).toMatchObject({ type: 'run', status: 'succeeded' });
+      const picked = events
+        .filter((e) => e.type === 'custom')
+        .map((e) => e.type === 'custom' && e.data);
+      expect(picked).toHaveLength(12);
+      expect(new Set(picked.map((p) => JSON.stringify(p))).size).toBe(12);
+      const whole: StreamEvent[] = [];
+      for await (const event of watch(elsewhere, fan, id, { follow: false })) whole.push(event);
+      expect(events).toEqual(whole);
+    } finally {
+      await elsewhere.close();
+    }
   });
 
   it('a person wait: the run waits holding nothing, an answer wakes it, any worker continues it', async () => {
