@@ -81,6 +81,8 @@ export type { RewindOptions } from './runtime/rewind.js';
 export { rewind } from './runtime/rewind.js';
 export { defaultMaxSteps, run } from './runtime/run.js';
 export type { AttemptStart, RunOptions, RunResult } from './runtime/run-types.js';
+export type { HistoryOptions, HistoryPage, HistoryStep } from './runtime/states.js';
+export { history } from './runtime/states.js';
 export type { StreamEvent, StreamEventBody, StreamOptions } from './runtime/stream.js';
 export { compareOffsets, streamEventTypes } from './runtime/stream.js';
 export type { Trace, TraceEntry } from './runtime/trace.js';

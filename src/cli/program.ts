@@ -314,14 +314,21 @@ Example:
     name: 'show',
     description: 'print a run: status, state, open waits, pending steps and errors',
     args: [runIdArg],
-    options: [graphOption],
+    options: [
+      graphOption,
+      { flags: '--at <seq>', description: 'the state after this step instead (0: the input)' },
+      { flags: '--diff', description: 'with --at: the fields that step changed, before and after' },
+    ],
     help: `
 A run that stopped is read from its last checkpoint alone; only a run whose process died
 mid-flight needs its graph file, to replay the steps after that checkpoint. --verbose adds the
-stack trace of each error a node threw.
+stack trace of each error a node threw. --at replays the history through the graph file up to
+that step (nothing per step is stored); \`waymark watch\` numbers the steps (an event's offset
+is seq.i).
 
 Example:
-  $ waymark show 3f1c9a2e-...`,
+  $ waymark show 3f1c9a2e-...
+  $ waymark show 3f1c9a2e-... --at 4 --diff`,
     load: async () => (await import('./commands/show.js')).show,
   },
   {

@@ -73,6 +73,7 @@ describe('waymark --json', () => {
     await json(box, ['run', fixture('flaky.ts'), '--run-id', 'f'], 1, { FIXTURE_FAIL: '1' });
     await json(box, ['resume', 'f'], 0);
     await json(box, ['watch', 'f'], 0);
+    await json(box, ['show', 'f', '--at', '2', '--diff'], 0);
     await json(box, ['run', fixture('caused.ts'), '--run-id', 'c'], 1);
     await json(box, ['show', 'c'], 0);
     await json(box, ['trace', 'c'], 0);

@@ -104,3 +104,77 @@ describe('waymark watch', () => {
     testTimeoutMs,
   );
 });
+
+describe('waymark show --at', () => {
+  it(
+    'gives the state after a step, and with --diff what that step changed',
+    async () => {
+      const box = sandbox();
+      expectExit(
+        await box.waymark([
+          'run',
+          fixture('review.ts'),
+          '--input',
+          '{"title":"T"}',
+          '--run-id',
+          'w',
+        ]),
+        3,
+      );
+      expectExit(await box.waymark(['approve', 'w', '--by', 'ed']), 3);
+      const input = await box.waymark(['--json', 'show', 'w', '--at', '0']);
+      expectExit(input, 0);
+      expect((jsonLines(input) as JsonLine[])[0]).toMatchObject({
+        type: 'run-at',
+        seq: 0,
+        event: 'created',
+        state: { title: 'T', draft: '', approved: false },
+      });
+      const events = (
+        jsonLines(await box.waymark(['--json', 'watch', 'w', '--no-follow'])) as JsonLine[]
+      )
+        .filter((l) => l.type === 'stream-event')
+        .map((l) => l.event as JsonLine);
+      const answered = events.find((e) => e.type === 'wait.answered')!;
+      const out = await box.waymark([
+        '--json',
+        'show',
+        'w',
+        '--at',
+        String(answered.seq),
+        '--diff',
+      ]);
+      expectExit(out, 0);
+      expect((jsonLines(out) as JsonLine[])[0]).toMatchObject({
+        event: 'answered',
+        activation: 'review:1',
+        changed: [{ field: 'approved', before: false, after: true }],
+      });
+      const human = await box.waymark(['show', 'w', '--at', String(answered.seq), '--diff']);
+      expect(human.stdout).toMatch(/changed {2}approved\n {2}approved\n {4}- false\n {4}\+ true/);
+    },
+    testTimeoutMs,
+  );
+
+  it(
+    'refuses a step the run does not have, and --diff without --at',
+    async () => {
+      const box = sandbox();
+      expectExit(
+        await box.waymark([
+          'run',
+          fixture('review.ts'),
+          '--input',
+          '{"title":"T"}',
+          '--run-id',
+          'w',
+        ]),
+        3,
+      );
+      expectError(await box.waymark(['show', 'w', '--at', '99']), 'USAGE_INVALID');
+      expectError(await box.waymark(['show', 'w', '--at', 'last']), 'USAGE_INVALID');
+      expectError(await box.waymark(['show', 'w', '--diff']), 'USAGE_INVALID');
+    },
+    testTimeoutMs,
+  );
+});

@@ -1,4 +1,5 @@
 import type { ErrorCause, ErrorValue } from '../../error/error-value.js';
+import { WaymarkError } from '../../error/waymark-error.js';
 import type { Snapshot } from '../../runtime/core/snapshot.js';
 import { loadTrace } from '../../runtime/history.js';
 import type { Trace } from '../../runtime/trace.js';
@@ -23,8 +24,21 @@ interface RunView {
 export async function show(
   out: Io,
   runId: string,
-  flags: { readonly graph?: string },
+  flags: { readonly graph?: string; readonly at?: string; readonly diff?: boolean },
 ): Promise<number> {
+  if (flags.at !== undefined) {
+    const { showAt } = await import('./show-at.js');
+    return showAt(out, runId, { ...flags, at: flags.at });
+  }
+  if (flags.diff === true) {
+    throw new WaymarkError(
+      'USAGE_INVALID',
+      '--diff compares a step with the one before it: give --at <seq> too',
+      {
+        retryable: false,
+      },
+    );
+  }
   const view = await withRunStore(out, runId, (store) => readView(out, store, runId, flags));
   const { run, snapshot, waits } = view;
   const open = waits.filter((w) => w.answer === null).map(waitView);
