@@ -75,6 +75,7 @@ export { enqueue } from './runtime/enqueue.js';
 export { loadTrace } from './runtime/history.js';
 export type { RunView } from './runtime/inspect.js';
 export { inspect } from './runtime/inspect.js';
+export { previousLabel, threadLabel } from './runtime/labels.js';
 export type { ResumeOptions } from './runtime/resume.js';
 export { resume } from './runtime/resume.js';
 export type { RewindOptions } from './runtime/rewind.js';
@@ -85,6 +86,8 @@ export type { HistoryOptions, HistoryPage, HistoryStep } from './runtime/states.
 export { history } from './runtime/states.js';
 export type { StreamEvent, StreamEventBody, StreamOptions } from './runtime/stream.js';
 export { compareOffsets, streamEventTypes } from './runtime/stream.js';
+export type { ContinueOptions } from './runtime/thread.js';
+export { continueThread } from './runtime/thread.js';
 export type { Trace, TraceEntry } from './runtime/trace.js';
 export type { WatchOptions } from './runtime/watch.js';
 export { watch } from './runtime/watch.js';

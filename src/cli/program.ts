@@ -176,6 +176,31 @@ Example:
     load: async () => (await import('./commands/run.js')).resume,
   },
   {
+    name: 'continue',
+    description: "start the next run of a finished run's thread (a conversation's next turn)",
+    args: [runIdArg],
+    options: [
+      {
+        flags: '--input <json>',
+        description: 'the next turn: state fields, applied through their reducers',
+      },
+      {
+        flags: '--input-file <path>',
+        description: 'the same, from a file (- reads standard input)',
+      },
+      { flags: '--run-id <id>', description: "the new run's id (default: a fresh UUID)" },
+      graphOption,
+    ],
+    help: `
+The new run starts from the run's final state with the input applied through the reducers (a
+field with \`append\` gets the new items added), and is labelled with its thread (the id of the
+thread's first run) and the run it continues. \`waymark ls --thread <id>\` lists a thread's runs.
+
+Example:
+  $ waymark continue 3f1c9a2e-... --input '{"messages":[{"role":"user","text":"and in French?"}]}'`,
+    load: async () => (await import('./commands/continue.js')).continueRun,
+  },
+  {
     name: 'answer',
     description: 'answer a run that waits for a person, then continue it',
     args: [runIdArg],
@@ -305,6 +330,7 @@ Example:
         description: `only runs with this status (${storedStatuses.join(', ')})`,
       },
       { flags: '--graph <name>', description: 'only runs of the graph with this name' },
+      { flags: '--thread <id>', description: "only the runs of this thread (its first run's id)" },
       { flags: '--limit <n>', description: 'at most this many runs', default: '50' },
     ],
     help: '\nExample:\n  $ waymark ls --status waiting',

@@ -43,6 +43,7 @@ export const errorCodes = [
   'RUN_NOT_FOUND',
   'RUN_NOT_RESUMABLE',
   'RUN_NOT_CANCELLABLE',
+  'RUN_NOT_CONTINUABLE',
   // one owner per run
   'RUN_OWNED',
   'LEASE_LOST',

@@ -21,3 +21,8 @@ export function labelsOf(run: Pick<RunRecord, 'labels'>): Readonly<Record<string
     return {};
   }
 }
+
+/** The label naming a run's thread: the id of the thread's first run (see `continueThread`). */
+export const threadLabel = 'thread';
+/** The label naming the run a thread's run continues. */
+export const previousLabel = 'previous';

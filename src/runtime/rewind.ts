@@ -2,11 +2,9 @@ import { storeLedger } from '../effects/ledger.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Store } from '../store/store.js';
+import { applyFields } from './apply-fields.js';
 import { newRunId, systemClock } from './clock.js';
 import { decodeEvent, decodeSnapshot } from './codec.js';
-import { mergeFields } from './core/apply-update.js';
-import { callUser } from './core/call-user.js';
-import { deepFreeze } from './core/freeze.js';
 import type { Snapshot } from './core/snapshot.js';
 import { step } from './core/step.js';
 import { newOwner } from './identity.js';
@@ -91,7 +89,7 @@ export async function rewind<S, I>(
     status: 'running',
     runId: id,
     graph: before.graph,
-    state: applyNote(g, before.state, options.update),
+    state: applyFields(g, before.state, options.update, 'the rewind update'),
     // Fresh attempts, and waits asked again under the new run's request ids.
     pending: before.pending.map((a) =>
       a.waiting === undefined
@@ -133,30 +131,6 @@ export async function rewind<S, I>(
     lease: { lease, leaseMs, done: me.done },
   });
   return orchestrator.drive(start, [{ type: 'resumed' }]) as Promise<RunResult<S>>;
-}
-
-function applyNote(
-  graph: CompiledGraph,
-  state: Snapshot['state'],
-  update: Readonly<Record<string, unknown>> | undefined,
-): Snapshot['state'] {
-  if (update === undefined) return state;
-  const fields: Record<string, unknown> = {};
-  for (const [field, value] of Object.entries(update)) {
-    const schema = graph.fieldSchemas.get(field);
-    const parsed = schema === undefined ? undefined : callUser(() => schema.safeParse(value));
-    if (parsed === undefined || !parsed.ok || !parsed.value.success) {
-      throw refuse(
-        'OPTIONS_INVALID',
-        `the rewind update's "${field}" is not a valid value of a state field`,
-      );
-    }
-    fields[field] = deepFreeze(parsed.value.data);
-  }
-  const merged = mergeFields(graph, state, Object.freeze(fields));
-  if (!merged.ok)
-    throw refuse('OPTIONS_INVALID', `the rewind update could not be applied: ${merged.message}`);
-  return merged.state;
 }
 
 function refuse(code: 'RUN_NOT_FOUND' | 'GRAPH_MISMATCH' | 'OPTIONS_INVALID', message: string) {

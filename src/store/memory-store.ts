@@ -199,7 +199,8 @@ export class MemoryStore implements Store {
       .filter(
         (r) =>
           (statuses === undefined || statuses.has(r.status)) &&
-          (filter.graph === undefined || r.graph === filter.graph),
+          (filter.graph === undefined || r.graph === filter.graph) &&
+          hasLabels(r.labels, filter.labels),
       )
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
     return filter.limit === undefined ? runs : runs.slice(0, Math.max(0, filter.limit));
@@ -305,4 +306,16 @@ export class MemoryStore implements Store {
       throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
     return rows;
   }
+}
+
+/** Whether a run's labels (JSON, or null) hold every wanted label with its value. */
+function hasLabels(labels: string | null, wanted: RunFilter['labels']): boolean {
+  if (wanted === undefined) return true;
+  let have: Record<string, unknown>;
+  try {
+    have = labels === null ? {} : (JSON.parse(labels) as Record<string, unknown>);
+  } catch {
+    return false;
+  }
+  return Object.entries(wanted).every(([key, value]) => have[key] === value);
 }

@@ -371,6 +371,7 @@ export class PostgresStore implements Store, WorkQueue {
       filter.status === undefined ? null : [filter.status].flat(),
       filter.graph ?? null,
       limitParam(filter.limit),
+      filter.labels === undefined ? null : JSON.stringify(filter.labels),
     ]);
     // A row that cannot be read is left out rather than failing the whole listing: every other
     // run stays usable, and loading the bad one still says STORE_CORRUPT.

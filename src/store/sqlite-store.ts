@@ -356,6 +356,7 @@ export class SqliteStore implements Store {
     const rows = this.#sql.listRuns.all({
       statuses: filter.status === undefined ? null : JSON.stringify([filter.status].flat()),
       graph: filter.graph ?? null,
+      labels: filter.labels === undefined ? null : JSON.stringify(filter.labels),
       // SQLite reads a negative LIMIT as "no limit".
       limit: filter.limit === undefined ? -1 : Math.max(0, Math.trunc(filter.limit)),
     }) as Row[];

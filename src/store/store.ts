@@ -250,6 +250,8 @@ export interface StoredEvent {
 export interface RunFilter {
   readonly status?: StoredStatus | readonly StoredStatus[];
   readonly graph?: string;
+  /** Only runs that carry every one of these labels, with these values (a thread's runs). */
+  readonly labels?: Readonly<Record<string, string>>;
   readonly limit?: number;
 }
 

@@ -446,6 +446,24 @@ export function storeConformance(
         expect(await store.listRuns({ graph: 'missing' })).toEqual([]);
       });
 
+      it('filters by labels: a run must carry every one given, with its value', async () => {
+        await store.createRun(newRun('t1', { createdAt: 40, labels: '{"thread":"t","turn":"1"}' }));
+        await store.createRun(newRun('t2', { createdAt: 50, labels: '{"thread":"t","turn":"2"}' }));
+        await store.createRun(newRun('u1', { createdAt: 60, labels: '{"thread":"u"}' }));
+        expect((await store.listRuns({ labels: { thread: 't' } })).map((r) => r.id)).toEqual([
+          't2',
+          't1',
+        ]);
+        expect(
+          (await store.listRuns({ labels: { thread: 't', turn: '1' } })).map((r) => r.id),
+        ).toEqual(['t1']);
+        expect(await store.listRuns({ labels: { thread: 'none' } })).toEqual([]);
+        expect((await store.listRuns({ labels: {} })).map((r) => r.id)).toHaveLength(7);
+        expect(
+          (await store.listRuns({ labels: { thread: 't' }, limit: 1 })).map((r) => r.id),
+        ).toEqual(['t2']);
+      });
+
       it('limit keeps the newest runs after filtering', async () => {
         expect((await store.listRuns({ limit: 2 })).map((r) => r.id)).toEqual(['b', 'd']);
         expect((await store.listRuns({ graph: 'claims', limit: 2 })).map((r) => r.id)).toEqual([

@@ -14,6 +14,7 @@ const commands = [
   'graph',
   'run',
   'resume',
+  'continue',
   'answer',
   'approve',
   'reject',

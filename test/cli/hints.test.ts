@@ -249,6 +249,14 @@ await store.close();
     },
   },
   {
+    code: 'RUN_NOT_CONTINUABLE',
+    situation: 'continue of a run that waits for an answer',
+    make: async (box) => {
+      await box.waymark(['run', review, '--input', '{"title":"T"}', '--run-id', 'r']);
+      return box.waymark(['continue', 'r', '--input', '{}']);
+    },
+  },
+  {
     code: 'RUN_NOT_CANCELLABLE',
     situation: 'cancel of a run that succeeded',
     make: async (box) => {

@@ -74,6 +74,8 @@ describe('waymark --json', () => {
     await json(box, ['resume', 'f'], 0);
     await json(box, ['watch', 'f'], 0);
     await json(box, ['show', 'f', '--at', '2', '--diff'], 0);
+    await json(box, ['continue', 'm', '--input', '{}', '--run-id', 'm2'], 0);
+    await json(box, ['ls', '--thread', 'm'], 0);
     await json(box, ['run', fixture('caused.ts'), '--run-id', 'c'], 1);
     await json(box, ['show', 'c'], 0);
     await json(box, ['trace', 'c'], 0);

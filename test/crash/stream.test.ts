@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -79,6 +80,7 @@ describe('a stream watched from another process, through a SIGKILL and a resume'
       );
     } finally {
       await store.close();
+      rmSync(work, { recursive: true, force: true });
     }
   }, 60_000);
 });

@@ -1,4 +1,5 @@
 import { WaymarkError } from '../../error/waymark-error.js';
+import { threadLabel } from '../../runtime/labels.js';
 import {
   type RunRecord,
   type StoredStatus,
@@ -9,7 +10,7 @@ import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { isDriven, leaseJson, statusLabel } from '../liveness.js';
 import { isPostgres, shownLocation } from '../location.js';
-import { locationOf, noDatabase, withExistingStore } from '../session.js';
+import { type CliStore, locationOf, noDatabase, withExistingStore } from '../session.js';
 import { iso } from '../time.js';
 
 const statuses: readonly StoredStatus[] = storedStatuses;
@@ -17,7 +18,12 @@ const statuses: readonly StoredStatus[] = storedStatuses;
 /** `waymark ls`: the runs in the database, newest first. Never creates a database. */
 export async function ls(
   out: Io,
-  flags: { readonly status?: string; readonly graph?: string; readonly limit: string },
+  flags: {
+    readonly status?: string;
+    readonly graph?: string;
+    readonly thread?: string;
+    readonly limit: string;
+  },
 ): Promise<number> {
   const status = flags.status;
   if (status !== undefined && !statuses.includes(status as StoredStatus)) {
@@ -35,11 +41,15 @@ export async function ls(
   }
   const db = locationOf(out);
   const found = await withExistingStore(out, async (store) => {
-    const listed = await store.listRuns({
+    const filter = {
       ...(status !== undefined && { status: status as StoredStatus }),
       ...(flags.graph !== undefined && { graph: flags.graph }),
       limit,
-    });
+    };
+    const listed =
+      flags.thread === undefined
+        ? await store.listRuns(filter)
+        : await threadRuns(store, flags.thread, filter);
     // A store that serves workers knows which graphs some live worker runs.
     const workers = 'listWorkers' in store ? await store.listWorkers() : undefined;
     return { runs: listed, served: workers === undefined ? undefined : servedGraphs(workers) };
@@ -102,4 +112,23 @@ function summary(r: RunRecord) {
     createdAt: iso(r.createdAt),
     updatedAt: iso(r.updatedAt),
   };
+}
+
+/**
+ * The runs of a thread, newest first: those labelled with it, and its first run (whose id the
+ * thread's is, and which carries no label of it), when the filter keeps it and there is room.
+ */
+async function threadRuns(
+  store: CliStore,
+  thread: string,
+  filter: { readonly status?: StoredStatus; readonly graph?: string; readonly limit: number },
+): Promise<RunRecord[]> {
+  const later = await store.listRuns({ ...filter, labels: { [threadLabel]: thread } });
+  const first = await store.getRun(thread);
+  const kept =
+    first !== undefined &&
+    (filter.status === undefined || first.status === filter.status) &&
+    (filter.graph === undefined || first.graph === filter.graph) &&
+    later.length < filter.limit;
+  return kept ? [...later, first] : later;
 }

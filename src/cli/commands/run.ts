@@ -117,7 +117,7 @@ export async function resumeRun(
 }
 
 /** The run input given with --input or --input-file (`-`: standard input); undefined if none. */
-function readInput(flags: RunFlags): unknown {
+export function readInput(flags: Pick<RunFlags, 'input' | 'inputFile'>): unknown {
   if (flags.input !== undefined && flags.inputFile !== undefined) {
     throw new WaymarkError('USAGE_INVALID', 'give --input or --input-file, not both', {
       retryable: false,

@@ -131,6 +131,7 @@ function texts(s: string) {
     events: history(s, '$2'),
     listRuns: `SELECT ${runColumns} FROM ${s}.runs
       WHERE ($1::text[] IS NULL OR status = ANY ($1)) AND ($2::text IS NULL OR graph = $2)
+        AND ($4::jsonb IS NULL OR coalesce(labels, '{}')::jsonb @> $4::jsonb)
       ORDER BY created_at DESC, id DESC
       LIMIT $3`,
     snapshotAt: `SELECT seq, data FROM ${s}.snapshots WHERE run_id = $1 AND seq <= $2

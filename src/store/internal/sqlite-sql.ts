@@ -51,6 +51,10 @@ export const statements = {
   listRuns: `SELECT ${runColumns}
     WHERE (@statuses IS NULL OR head.status IN (SELECT value FROM json_each(@statuses)))
       AND (@graph IS NULL OR runs.graph = @graph)
+      AND (@labels IS NULL OR NOT EXISTS (
+        SELECT 1 FROM json_each(@labels) AS want WHERE NOT EXISTS (
+          SELECT 1 FROM json_each(CASE WHEN json_valid(runs.labels) THEN runs.labels END) AS have
+          WHERE have.key = want.key AND have.value = want.value)))
     ORDER BY runs.created_at DESC, runs.id DESC
     LIMIT @limit`,
   usage: `SELECT

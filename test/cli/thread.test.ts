@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import {
+  expectError,
+  expectExit,
+  fixture,
+  type JsonLine,
+  jsonLines,
+  sandbox,
+  testTimeoutMs,
+} from './support.js';
+
+// `waymark continue` and `ls --thread`: a conversation as a thread of runs.
+
+const turn = (text: string) => JSON.stringify({ messages: [{ role: 'user', text }] });
+
+describe('waymark continue', () => {
+  it(
+    'holds a three-turn chat on the command line, and ls --thread lists its runs, newest first',
+    async () => {
+      const box = sandbox();
+      expectExit(
+        await box.waymark(['run', fixture('chat.ts'), '--input', turn('hello'), '--run-id', 'c1']),
+        0,
+      );
+      const second = await box.waymark([
+        'continue',
+        'c1',
+        '--input',
+        turn('how are you?'),
+        '--run-id',
+        'c2',
+      ]);
+      expectExit(second, 0);
+      expect(second.stdout).toMatch(/run c2 continues the thread of run c1/);
+      expect(second.stdout).toMatch(/thread c1: `waymark ls --thread c1 --db \S+` lists its runs/);
+      expectExit(
+        await box.waymark(['continue', 'c2', '--input', turn('bye'), '--run-id', 'c3']),
+        0,
+      );
+      const shown = (jsonLines(await box.waymark(['--json', 'show', 'c3'])) as JsonLine[])[0]!;
+      expect((shown.state as { turns: number }).turns).toBe(3);
+      expect((shown.state as { messages: unknown[] }).messages).toHaveLength(6);
+      const listed = (
+        jsonLines(await box.waymark(['--json', 'ls', '--thread', 'c1'])) as JsonLine[]
+      )[0]!;
+      expect((listed.runs as { runId: string }[]).map((r) => r.runId)).toEqual(['c3', 'c2', 'c1']);
+      // A run of another thread is not listed.
+      expectExit(
+        await box.waymark(['run', fixture('chat.ts'), '--input', turn('hi'), '--run-id', 'd1']),
+        0,
+      );
+      const again = (
+        jsonLines(
+          await box.waymark(['--json', 'ls', '--thread', 'c1', '--limit', '2']),
+        ) as JsonLine[]
+      )[0]!;
+      expect((again.runs as { runId: string }[]).map((r) => r.runId)).toEqual(['c3', 'c2']);
+    },
+    testTimeoutMs,
+  );
+
+  it(
+    'refuses to continue a run that waits, and input that is not state fields',
+    async () => {
+      const box = sandbox();
+      expectExit(
+        await box.waymark([
+          'run',
+          fixture('review.ts'),
+          '--input',
+          '{"title":"T"}',
+          '--run-id',
+          'w',
+        ]),
+        3,
+      );
+      expectError(await box.waymark(['continue', 'w', '--input', '{}']), 'RUN_NOT_CONTINUABLE');
+      expectExit(
+        await box.waymark(['run', fixture('chat.ts'), '--input', turn('hello'), '--run-id', 'c1']),
+        0,
+      );
+      expectError(await box.waymark(['continue', 'c1', '--input', '[1]']), 'USAGE_INVALID');
+      expectError(
+        await box.waymark(['continue', 'c1', '--input', '{"mood":"happy"}']),
+        'OPTIONS_INVALID',
+      );
+      const listed = (jsonLines(await box.waymark(['--json', 'ls'])) as JsonLine[])[0]!;
+      expect((listed.runs as unknown[]).length).toBe(2);
+    },
+    testTimeoutMs,
+  );
+});
