@@ -76,6 +76,8 @@ export { loadTrace } from './runtime/history.js';
 export type { RunView } from './runtime/inspect.js';
 export { inspect } from './runtime/inspect.js';
 export { previousLabel, threadLabel } from './runtime/labels.js';
+export type { PatchOptions } from './runtime/patch.js';
+export { patchState } from './runtime/patch.js';
 export type { ResumeOptions } from './runtime/resume.js';
 export { resume } from './runtime/resume.js';
 export type { RewindOptions } from './runtime/rewind.js';

@@ -86,6 +86,8 @@ export function hintFor(io: Io, error: WaymarkError): string {
       return `nothing will apply an answer to it now; ${show ?? '`waymark show <run-id>`'} shows how the run went on`;
     case 'RUN_NOT_CONTINUABLE':
       return `a thread continues from a run that succeeded; ${show ?? '`waymark show <run-id>`'} says where this one stands`;
+    case 'RUN_NOT_PATCHABLE':
+      return `${show ?? '`waymark show <run-id>`'} says where the run stands; a state is changed while the run waits or after it stopped`;
     case 'RUN_NOT_CANCELLABLE':
       return `the run is over already; ${show ?? '`waymark show <run-id>`'} shows how it ended`;
     case 'WAIT_NOT_FOUND':

@@ -201,6 +201,33 @@ Example:
     load: async () => (await import('./commands/continue.js')).continueRun,
   },
   {
+    name: 'patch',
+    description: 'change the state of a run that waits or stopped, recording who and why',
+    args: [runIdArg],
+    options: [
+      {
+        flags: '--set <json>',
+        description: 'the state fields to set, as JSON (through their reducers)',
+        required: true,
+      },
+      { flags: '--reason <text>', description: 'why: recorded with the change', required: true },
+      {
+        flags: '--by <who>',
+        description: 'who changes it: recorded with the change',
+        default: process.env.USER ?? process.env.USERNAME ?? 'cli',
+      },
+      graphOption,
+    ],
+    help: `
+The change is the run's next step (never an edit of its history), checked by each field's
+schema and merged through its reducer; the run stays where it was: answer or resume it to go
+on. Only a run that waits for a person, failed or timed out, with no fan-out open.
+
+Example:
+  $ waymark patch 3f1c9a2e-... --set '{"severity":"high"}' --reason 'customer escalation'`,
+    load: async () => (await import('./commands/patch.js')).patch,
+  },
+  {
     name: 'answer',
     description: 'answer a run that waits for a person, then continue it',
     args: [runIdArg],

@@ -44,6 +44,7 @@ export const errorCodes = [
   'RUN_NOT_RESUMABLE',
   'RUN_NOT_CANCELLABLE',
   'RUN_NOT_CONTINUABLE',
+  'RUN_NOT_PATCHABLE',
   // one owner per run
   'RUN_OWNED',
   'LEASE_LOST',

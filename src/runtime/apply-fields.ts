@@ -21,6 +21,20 @@ export function applyFields(
   what: string,
 ): Snapshot['state'] {
   if (update === undefined) return state;
+  const merged = mergeFields(graph, state, parseFields(graph, update, what));
+  if (!merged.ok) throw invalid(`${what} could not be applied: ${merged.message}`);
+  return merged.state;
+}
+
+/**
+ * Fields set from outside a node, each as its schema parses it (defaults filled, frozen).
+ * @throws WaymarkError `OPTIONS_INVALID` as {@link applyFields} does.
+ */
+export function parseFields(
+  graph: CompiledGraph,
+  update: Readonly<Record<string, unknown>>,
+  what: string,
+): Readonly<Record<string, unknown>> {
   if (typeof update !== 'object' || update === null || Array.isArray(update))
     throw invalid(`${what} must be an object of state fields`);
   const fields: Record<string, unknown> = {};
@@ -32,9 +46,7 @@ export function applyFields(
     }
     fields[field] = deepFreeze(parsed.value.data);
   }
-  const merged = mergeFields(graph, state, Object.freeze(fields));
-  if (!merged.ok) throw invalid(`${what} could not be applied: ${merged.message}`);
-  return merged.state;
+  return Object.freeze(fields);
 }
 
 function invalid(message: string): WaymarkError {

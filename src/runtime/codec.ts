@@ -20,6 +20,7 @@ const knownEventTypes: Record<RunEvent['type'], true> = {
   resumed: true,
   migrated: true,
   answered: true,
+  patched: true,
 };
 const eventTypes = new Set(Object.keys(knownEventTypes));
 

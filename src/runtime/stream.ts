@@ -82,6 +82,13 @@ export type StreamEventBody =
     }
   /** A run-level cap stopped the run: a visit cap, the step limit, a budget, the deadline. */
   | { readonly type: 'cap.hit'; readonly code: string; readonly message: string }
+  /** An operator changed the state of the run while it waited or after it stopped. */
+  | {
+      readonly type: 'state.patched';
+      readonly update: Readonly<Record<string, unknown>>;
+      readonly by: string;
+      readonly reason: string;
+    }
   /** What a node told with `ctx.emit`. */
   | {
       readonly type: 'custom';
@@ -105,6 +112,7 @@ export const streamEventTypes = [
   'wait.closed',
   'join.released',
   'cap.hit',
+  'state.patched',
   'custom',
 ] as const satisfies readonly StreamEventBody['type'][];
 
@@ -154,6 +162,14 @@ export function stepEvents(
         emittedAt: e.at,
       });
     }
+  }
+  if (event.type === 'patched' && after !== before) {
+    bodies.push({
+      type: 'state.patched',
+      update: event.update,
+      by: event.by,
+      reason: event.reason,
+    });
   }
   const outcome = result.outcome;
   if (event.type === 'answered')

@@ -19,6 +19,7 @@ const commands = [
   'approve',
   'reject',
   'cancel',
+  'patch',
   'rewind',
   'ls',
   'show',

@@ -257,6 +257,14 @@ await store.close();
     },
   },
   {
+    code: 'RUN_NOT_PATCHABLE',
+    situation: 'a state patch of a run that succeeded',
+    make: async (box) => {
+      await box.waymark(['run', flaky, '--run-id', 'r']);
+      return box.waymark(['patch', 'r', '--set', '{}', '--reason', 'why not']);
+    },
+  },
+  {
     code: 'RUN_NOT_CANCELLABLE',
     situation: 'cancel of a run that succeeded',
     make: async (box) => {

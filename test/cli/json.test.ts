@@ -83,6 +83,7 @@ describe('waymark --json', () => {
     await json(box, ['rewind', 'f', '--to', 'work', '--run-id', 'f2'], 0);
     await json(box, ['run', fixture('capped.ts'), '--run-id', 'cap'], 1);
     await json(box, ['run', fixture('review.ts'), '--input', '{"title":"T"}', '--run-id', 'x'], 3);
+    await json(box, ['patch', 'x', '--set', '{"title":"U"}', '--reason', 'retitled'], 0);
     await json(box, ['cancel', 'x'], 0);
     await json(box, ['ls'], 0);
     await json(box, ['show', 'nope'], 2);

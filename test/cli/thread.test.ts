@@ -90,3 +90,85 @@ describe('waymark continue', () => {
     testTimeoutMs,
   );
 });
+
+describe('waymark patch', () => {
+  it(
+    "changes a waiting run's state with who and why; the run goes on from it",
+    async () => {
+      const box = sandbox();
+      expectExit(
+        await box.waymark([
+          'run',
+          fixture('review.ts'),
+          '--input',
+          '{"title":"T"}',
+          '--run-id',
+          'w',
+        ]),
+        3,
+      );
+      const out = await box.waymark([
+        'patch',
+        'w',
+        '--set',
+        '{"title":"Better"}',
+        '--reason',
+        'a typo',
+        '--by',
+        'ana',
+      ]);
+      expectExit(out, 0);
+      expect(out.lines[0]).toBe('run w: title set by ana (a typo)');
+      expect(out.lines[1]).toMatch(
+        /^it is waiting, as it was: `waymark show w --db \S+` shows its open wait$/,
+      );
+      const events = (
+        jsonLines(await box.waymark(['--json', 'watch', 'w', '--no-follow'])) as JsonLine[]
+      )
+        .filter((l) => l.type === 'stream-event')
+        .map((l) => l.event as JsonLine);
+      expect(events.find((e) => e.type === 'state.patched')).toMatchObject({
+        by: 'ana',
+        reason: 'a typo',
+      });
+      const shown = (jsonLines(await box.waymark(['--json', 'show', 'w'])) as JsonLine[])[0]!;
+      expect(shown.state).toMatchObject({ title: 'Better' });
+    },
+    testTimeoutMs,
+  );
+
+  it(
+    'refuses a finished run, a bad field and a --set that is not an object',
+    async () => {
+      const box = sandbox();
+      expectExit(
+        await box.waymark(['run', fixture('chat.ts'), '--input', turn('hello'), '--run-id', 'c1']),
+        0,
+      );
+      expectError(
+        await box.waymark(['patch', 'c1', '--set', '{"turns":5}', '--reason', 'x']),
+        'RUN_NOT_PATCHABLE',
+      );
+      expectExit(
+        await box.waymark([
+          'run',
+          fixture('review.ts'),
+          '--input',
+          '{"title":"T"}',
+          '--run-id',
+          'w',
+        ]),
+        3,
+      );
+      expectError(
+        await box.waymark(['patch', 'w', '--set', '{"title":""}', '--reason', 'x']),
+        'OPTIONS_INVALID',
+      );
+      expectError(
+        await box.waymark(['patch', 'w', '--set', '"title"', '--reason', 'x']),
+        'USAGE_INVALID',
+      );
+    },
+    testTimeoutMs,
+  );
+});

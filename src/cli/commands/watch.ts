@@ -81,6 +81,8 @@ export function describeEvent(io: Io, event: StreamEvent): string {
       return `${at} ${c.blue('⋈')} ${event.activation} joins ${event.join.merged.length} branch(es)`;
     case 'cap.hit':
       return `${at} ${c.red('⊘')} ${event.code}: ${event.message}`;
+    case 'state.patched':
+      return `${at} ${c.yellow('✎')} state patched by ${event.by} (${event.reason}) ${c.dim(clip(JSON.stringify(event.update)))}`;
     case 'custom':
       return `${at} ${c.blue('•')} ${event.activation} ${event.name} ${c.dim(clip(JSON.stringify(event.data ?? null)))}`;
   }

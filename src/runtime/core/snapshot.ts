@@ -243,6 +243,16 @@ export type RunEvent =
       readonly answer: unknown;
       readonly update?: unknown;
     }
+  /**
+   * An operator changed the state of a run that waits or stopped, before it continues: the
+   * fields as parsed where the patch was made, merged through the reducers, with who and why.
+   */
+  | {
+      readonly type: 'patched';
+      readonly update: Readonly<Record<string, unknown>>;
+      readonly by: string;
+      readonly reason: string;
+    }
   /** Stored state was upgraded to the graph's state schema version before resuming. */
   | {
       readonly type: 'migrated';

@@ -43,6 +43,14 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
     const stamp = { ...snapshot.graph, stateVersion: event.to };
     return { snapshot: { ...snapshot, graph: stamp, state }, commands: [] };
   }
+  if (event.type === 'patched') {
+    // Only a run that nothing drives now, and whose state no open fan-out holds a view of (a
+    // branch sees the state at its fan-out): patch() refuses the others before recording.
+    if (!isPatchable(snapshot)) return { snapshot, commands: [] };
+    const merged = mergeFields(graph, snapshot.state, deepFreeze(structuredClone(event.update)));
+    if (!merged.ok) return { snapshot, commands: [] };
+    return { snapshot: { ...snapshot, state: merged.state }, commands: [] };
+  }
   if (event.type === 'resumed') {
     // Nothing to continue (finished, or stopped with nothing pending): resume() refuses these.
     if (snapshot.status === 'succeeded' || snapshot.pending.length === 0)
@@ -96,6 +104,21 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
     }
   }
   return t.result();
+}
+
+/**
+ * Whether an operator may patch the run's state now: it waits for a person, or stopped in a way
+ * a resume continues (failed, timed out), and no fan-out is open.
+ *
+ * @example
+ * if (!isPatchable(snapshot)) throw refusal;
+ */
+export function isPatchable(snapshot: Snapshot): boolean {
+  const stopped =
+    snapshot.status === 'waiting' ||
+    snapshot.status === 'failed' ||
+    snapshot.status === 'timed_out';
+  return stopped && Object.keys(snapshot.fanOuts).length === 0;
 }
 
 /**
