@@ -141,6 +141,14 @@ Example:
         description: 'most model cost, in US dollars, the whole run may spend',
       },
       {
+        flags: '--pause-before <nodes>',
+        description: 'breakpoints: the run waits before these nodes (comma-separated) run',
+      },
+      {
+        flags: '--pause-after <nodes>',
+        description: 'breakpoints: the run waits after these nodes (comma-separated) complete',
+      },
+      {
         flags: '--enqueue',
         description: 'record the run for `waymark worker` processes instead of running it here',
       },

@@ -96,6 +96,7 @@ export async function reportRun(io: Io, store: CliStore, result: RunResult): Pro
       answerCommands(io, runId, waits).forEach((next, i) => {
         io.line(c.dim(`${i === 0 ? 'next:' : '     '}        ${next}`));
       });
+      await breakpoints(io, store, runId, waits.length === 0);
       break;
     case 'failed':
     case 'timed_out': {
@@ -120,6 +121,22 @@ export async function reportRun(io: Io, store: CliStore, result: RunResult): Pro
   }
   if (io.flags.quiet) io.essential(`${runId} ${status}`);
   return exitCodeOf(status);
+}
+
+/** What a breakpoint stopped (pauseBefore / pauseAfter), and, with no wait open, the resume. */
+async function breakpoints(io: Io, store: CliStore, runId: string, alone: boolean): Promise<void> {
+  const { snapshot } = await readStoredRun(store, runId);
+  const paused = snapshot?.pending.filter((a) => a.paused === true) ?? [];
+  if (paused.length === 0) return;
+  io.line(
+    `paused:      ${paused.map((a) => a.id).join(', ')} (a breakpoint: nothing runs them until a resume)`,
+  );
+  if (alone)
+    io.line(
+      io.c.dim(
+        `next:        ${commandLine(io, ['resume', runId])}  (runs what the breakpoint stopped)`,
+      ),
+    );
 }
 
 /** The commands that answer a run's open waits, one per line: approve and reject for yes-no ones. */

@@ -3,16 +3,25 @@ import type { Store, WorkQueue } from '../store/store.js';
 import { newRunId, systemClock } from './clock.js';
 import { initialSnapshot } from './core/checkpoint.js';
 import { deepFreeze } from './core/freeze.js';
-import type { RunLimits } from './core/snapshot.js';
 import { Journal } from './journal.js';
-import { checkOptions, defaultMaxSteps } from './run.js';
+import { checkOptions } from './run.js';
+import { runLimits } from './run-limits.js';
 import type { RunOptions } from './run-types.js';
 import { schemaMismatch } from './schema-mismatch.js';
 
 /** Options of {@link enqueue}: those of a run that the workers who drive it keep. */
 export type EnqueueOptions = Pick<
   RunOptions,
-  'runId' | 'timeoutMs' | 'maxSteps' | 'labels' | 'model' | 'budget' | 'snapshotEvery' | 'clock'
+  | 'runId'
+  | 'timeoutMs'
+  | 'maxSteps'
+  | 'labels'
+  | 'model'
+  | 'budget'
+  | 'snapshotEvery'
+  | 'clock'
+  | 'pauseBefore'
+  | 'pauseAfter'
 >;
 
 /**
@@ -41,14 +50,7 @@ export async function enqueue<S, I>(
   }
   checkOptions(options);
   const clock = options.clock ?? systemClock;
-  const { budget, model, timeoutMs } = options;
-  const limits: RunLimits = {
-    maxSteps: options.maxSteps ?? defaultMaxSteps,
-    ...(budget?.maxTokens !== undefined && { maxTokens: budget.maxTokens }),
-    ...(budget?.maxCostUsd !== undefined && { maxCostUsd: budget.maxCostUsd }),
-    ...(model !== undefined && { model }),
-    ...(timeoutMs !== undefined && { deadlineAt: clock.now() + timeoutMs, timeoutMs }),
-  };
+  const limits = runLimits(graph as CompiledGraph, options, clock);
   const g = graph as CompiledGraph;
   const runId = options.runId ?? newRunId();
   const snapshot = initialSnapshot(g, runId, deepFreeze(parsed.data), limits);

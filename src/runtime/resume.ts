@@ -154,11 +154,13 @@ async function planResume(
   if (pastDeadline) return { snapshot, seq, events: [...first, { type: 'deadline' }] };
   const raise = options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps };
   if (snapshot.status === 'waiting') {
+    // A breakpoint waits for a resume, which is this: its activations run (after any answer).
+    const paused = snapshot.pending.some((a) => a.paused === true);
     // Still waiting for a person, and nothing to change: nothing to do, and nothing is written.
-    if (owed.length === 0 && migrated === undefined && options.maxSteps === undefined)
+    if (owed.length === 0 && migrated === undefined && options.maxSteps === undefined && !paused)
       return { snapshot, seq, events: [] };
     const resumed: RunEvent[] =
-      options.maxSteps === undefined ? [] : [{ type: 'resumed', ...raise }];
+      options.maxSteps === undefined && !paused ? [] : [{ type: 'resumed', ...raise }];
     return { snapshot, seq, events: [...first, ...resumed, ...owed] };
   }
   const start: RunEvent = neverStarted ? { type: 'started' } : { type: 'resumed', ...raise };

@@ -28,6 +28,16 @@ export interface RunOptions {
   readonly timeoutMs?: number;
   /** Most activations the run may complete. Default 10,000. */
   readonly maxSteps?: number;
+  /**
+   * Breakpoints (LangGraph's `interruptBefore`): before an activation of one of these nodes
+   * starts, the run waits; `resume` runs it. Kept with the run, like `maxSteps`.
+   */
+  readonly pauseBefore?: readonly string[];
+  /**
+   * Breakpoints (LangGraph's `interruptAfter`): once an activation of one of these nodes
+   * completes, what its completion admits waits; `resume` runs it. Kept with the run.
+   */
+  readonly pauseAfter?: readonly string[];
   readonly clock?: Clock;
   /**
    * Called as an attempt starts (after any retry backoff): live progress for a CLI. Reused

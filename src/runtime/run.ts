@@ -6,17 +6,16 @@ import type { Lease } from '../store/store.js';
 import { newRunId, systemClock } from './clock.js';
 import { initialSnapshot } from './core/checkpoint.js';
 import { deepFreeze } from './core/freeze.js';
-import type { RunLimits } from './core/snapshot.js';
 import { newOwner } from './identity.js';
 import { Journal } from './journal.js';
 import { Orchestrator } from './orchestrator.js';
 import { defaultLeaseMs, takeRun } from './ownership.js';
 import { reuseIndex } from './reuse.js';
+import { runLimits } from './run-limits.js';
 import type { RunOptions, RunResult } from './run-types.js';
 import { schemaMismatch } from './schema-mismatch.js';
 
 /** Default run-level step limit: generous for real graphs, small enough to stop a runaway fast. */
-export const defaultMaxSteps = 10_000;
 
 /**
  * Runs a compiled graph in this process until it finishes, fails, is cancelled or times out.
@@ -41,16 +40,8 @@ export async function run<S, I>(
     );
   }
   checkOptions(options);
-  const { model, budget, timeoutMs } = options;
   const clock = options.clock ?? systemClock;
-  const limits: RunLimits = {
-    maxSteps: options.maxSteps ?? defaultMaxSteps,
-    ...(budget?.maxTokens !== undefined && { maxTokens: budget.maxTokens }),
-    ...(budget?.maxCostUsd !== undefined && { maxCostUsd: budget.maxCostUsd }),
-    ...(model !== undefined && { model }),
-    // The deadline is data from the start: a resume finds it, instead of starting a new one.
-    ...(timeoutMs !== undefined && { deadlineAt: clock.now() + timeoutMs, timeoutMs }),
-  };
+  const limits = runLimits(graph as CompiledGraph, options, clock);
   const g = graph as CompiledGraph;
   const runId = options.runId ?? newRunId();
   const snapshot = initialSnapshot(g, runId, deepFreeze(parsed.data), limits);

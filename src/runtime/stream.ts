@@ -61,6 +61,13 @@ export type StreamEventBody =
       /** It will be tried again (an `activation.scheduled` of the next attempt follows). */
       readonly retrying: boolean;
     }
+  /** A breakpoint stopped an activation before it started (`pauseBefore` / `pauseAfter`): a resume runs it. */
+  | {
+      readonly type: 'activation.paused';
+      readonly activation: string;
+      readonly node: string;
+      readonly parent: string | null;
+    }
   /** Activations in flight whose results will be ignored: losing branches, a failed join. */
   | { readonly type: 'activation.cancelled'; readonly activations: readonly string[] }
   | {
@@ -106,6 +113,7 @@ export const streamEventTypes = [
   'activation.scheduled',
   'activation.completed',
   'activation.failed',
+  'activation.paused',
   'activation.cancelled',
   'wait.opened',
   'wait.answered',
@@ -228,6 +236,11 @@ export function stepEvents(
     } else {
       bodies.push({ type: 'wait.closed', requestIds: command.requestIds });
     }
+  }
+  for (const a of after.pending) {
+    if (a.paused !== true || before.pending.some((b) => b.id === a.id && b.paused === true))
+      continue;
+    bodies.push({ type: 'activation.paused', activation: a.id, node: a.node, parent: a.parent });
   }
   const started = event.type === 'started' || event.type === 'resumed';
   if (after.status !== before.status && !started) {

@@ -506,6 +506,10 @@ describe.concurrent('every next command after a run stops works as printed', {
       make: (box) => box.waymark(['run', userGraph(box, 'nosy.ts')]),
     },
     {
+      situation: 'stopped at a breakpoint (--pause-before): resume',
+      make: (box) => box.waymark(['run', flaky, '--pause-before', 'work']),
+    },
+    {
       situation: 'an answer recorded with --no-resume',
       make: async (box) => {
         await box.waymark(['run', review, '--input', '{"title":"T"}', '--run-id', 'r']);

@@ -178,3 +178,39 @@ describe('waymark show --at', () => {
     testTimeoutMs,
   );
 });
+
+describe('waymark run --pause-before / --pause-after', () => {
+  it(
+    'waits at the breakpoint, says what it stopped, and a resume runs it',
+    async () => {
+      const box = sandbox();
+      const out = await box.waymark([
+        'run',
+        fixture('flaky.ts'),
+        '--run-id',
+        'p',
+        '--pause-before',
+        'work',
+      ]);
+      expectExit(out, 3);
+      expect(out.stdout).toMatch(/^paused: {6}work:1 \(a breakpoint/m);
+      expect(out.stdout).toMatch(
+        /^next: {8}waymark resume p --db \S+ {2}\(runs what the breakpoint stopped\)$/m,
+      );
+      const events = (
+        jsonLines(await box.waymark(['--json', 'watch', 'p', '--no-follow'])) as JsonLine[]
+      )
+        .filter((l) => l.type === 'stream-event')
+        .map((l) => l.event as JsonLine);
+      expect(events.find((e) => e.type === 'activation.paused')).toMatchObject({
+        activation: 'work:1',
+      });
+      expectExit(await box.waymark(['resume', 'p']), 0);
+      expectError(
+        await box.waymark(['run', fixture('flaky.ts'), '--pause-after', 'nope']),
+        'OPTIONS_INVALID',
+      );
+    },
+    testTimeoutMs,
+  );
+});

@@ -34,6 +34,8 @@ interface RunFlags {
   readonly model?: string;
   readonly maxTokens?: string;
   readonly maxCost?: string;
+  readonly pauseBefore?: string;
+  readonly pauseAfter?: string;
   readonly enqueue?: boolean;
   readonly wait?: boolean;
 }
@@ -66,6 +68,7 @@ export async function run(out: Io, file: string, flags: RunFlags): Promise<numbe
           ...(flags.reuse !== undefined && { reuseFrom: flags.reuse }),
           ...(flags.model !== undefined && { model: flags.model }),
           ...(budget !== undefined && { budget }),
+          ...breakpointsOf(flags),
           labels: { [graphFileLabel]: path },
           ...live,
         }),
@@ -114,6 +117,23 @@ export async function resumeRun(
     }
     throw error;
   }
+}
+
+/** --pause-before and --pause-after, as the run options they name: lists of nodes. */
+function breakpointsOf(flags: RunFlags): { pauseBefore?: string[]; pauseAfter?: string[] } {
+  const list = (value: string | undefined) =>
+    value === undefined
+      ? undefined
+      : value
+          .split(',')
+          .map((n) => n.trim())
+          .filter((n) => n !== '');
+  const pauseBefore = list(flags.pauseBefore);
+  const pauseAfter = list(flags.pauseAfter);
+  return {
+    ...(pauseBefore !== undefined && { pauseBefore }),
+    ...(pauseAfter !== undefined && { pauseAfter }),
+  };
 }
 
 /** The run input given with --input or --input-file (`-`: standard input); undefined if none. */

@@ -69,6 +69,8 @@ export function describeEvent(io: Io, event: StreamEvent): string {
       return `${at} ${c.green('✓')} ${event.activation}${attempt(event.attempt)}${event.reused ? c.dim(' reused') : ''} ${c.dim(clip(JSON.stringify(event.update ?? null)))}`;
     case 'activation.failed':
       return `${at} ${c.red('✗')} ${event.activation}${attempt(event.attempt)} ${c.red(`${event.error.code}: ${event.error.message}`)}${event.retrying ? c.dim(' (will retry)') : ''}`;
+    case 'activation.paused':
+      return `${at} ${c.yellow('‖')} ${event.activation} paused at a breakpoint: \`waymark resume ${event.runId}\` runs it`;
     case 'activation.cancelled':
       return `${at} ${c.yellow('■')} cancelled ${event.activations.join(', ')}`;
     case 'wait.opened':

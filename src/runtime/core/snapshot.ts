@@ -48,6 +48,11 @@ export interface Activation {
    * A resume takes the decision again under the graph it resumes with; nothing runs twice.
    */
   readonly blocked?: Blocked;
+  /**
+   * Set on an activation stopped at a breakpoint (`pauseBefore` its node, or `pauseAfter` the
+   * node whose completion admitted it): the run waits, and a resume runs it.
+   */
+  readonly paused?: true;
 }
 
 /**
@@ -115,6 +120,10 @@ export interface RunLimits {
   readonly deadlineAt?: number;
   /** The time limit `deadlineAt` was set from, for the message of the timeout. */
   readonly timeoutMs?: number;
+  /** Breakpoints: the run waits before an activation of these nodes starts. */
+  readonly pauseBefore?: readonly string[];
+  /** Breakpoints: the run waits after an activation of these nodes completes, before what follows. */
+  readonly pauseAfter?: readonly string[];
 }
 
 /** An output a node set aside instead of letting it into state, and why. */

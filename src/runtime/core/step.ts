@@ -142,6 +142,7 @@ class Transition implements ResumeDraft {
   #status: RunStatus = 'running';
   #error: ErrorValue | undefined;
   #outcome: Outcome | undefined;
+  #pausingAfter = false;
   readonly #commands: Command[] = [];
 
   constructor(graph: CompiledGraph, snapshot: Snapshot) {
@@ -244,12 +245,21 @@ class Transition implements ResumeDraft {
       visits[node] = visit;
       this.#visits = visits;
     }
+    if (admitted.waiting === undefined && this.#pauses(admitted)) {
+      this.pending.push({ ...admitted, paused: true });
+      return;
+    }
     this.pending.push(admitted);
     this.#commands.push(
       admitted.waiting === undefined
         ? { type: 'execute', activation: admitted }
         : { type: 'wait', activation: admitted },
     );
+  }
+
+  /** Whether a breakpoint stops this activation before it starts. */
+  #pauses(activation: Activation): boolean {
+    return this.#pausingAfter || this.#limits.pauseBefore?.includes(activation.node) === true;
   }
 
   complete(event: Extract<RunEvent, { type: 'completed' }>): void {
@@ -318,7 +328,10 @@ class Transition implements ResumeDraft {
     this.#steps++;
     this.pending.splice(index, 1);
     this.#outcome = { activation, status: 'succeeded', retrying: false };
+    // A breakpoint after this node: whatever its completion admits waits for a resume.
+    this.#pausingAfter = this.#limits.pauseAfter?.includes(activation.node) === true;
     this.#moveOn(node, activation, state);
+    this.#pausingAfter = false;
   }
 
   /** After an activation completed: open its fan-out, or follow its route or edge. */
@@ -496,7 +509,9 @@ class Transition implements ResumeDraft {
     this.#moveOn(this.#node(activation.node), activation, this.#scopeState(activation));
   }
 
-  schedule(activation: Activation): void {
+  schedule(scheduled: Activation): void {
+    // A resume is what a breakpoint waits for: the paused activation runs now.
+    const { paused: _paused, ...activation } = scheduled;
     this.pending.push(activation);
     this.#commands.push(
       activation.waiting === undefined
@@ -512,8 +527,10 @@ class Transition implements ResumeDraft {
     // Nothing can happen until someone answers: the run waits, and no process needs to stay.
     else if (
       this.#status === 'running' &&
-      this.pending.every((a) => a.waiting !== undefined || a.blocked !== undefined) &&
-      this.pending.some((a) => a.waiting !== undefined)
+      this.pending.every(
+        (a) => a.waiting !== undefined || a.blocked !== undefined || a.paused === true,
+      ) &&
+      this.pending.some((a) => a.waiting !== undefined || a.paused === true)
     )
       this.#status = 'waiting';
     const snapshot = snapshotOf(this.#status, this.#error, {
