@@ -104,11 +104,15 @@ describe.each(stores)('breakpoints, with the %s store', (_name, makeStore) => {
   it('in a fan-out, the branches finish, then the run waits before the join', async () => {
     const store = makeStore();
     const ran: string[] = [];
+    const ranOnce = <T>(name: string, update: T): T => {
+      ran.push(name);
+      return update;
+    };
     const fan = graph('bp-fan', { state: State, reducers: { log: append } })
       .node('split', () => ({}))
-      .node('x', () => (ran.push('x'), { log: ['x'] }), { writes: ['log'] })
-      .node('y', () => (ran.push('y'), { log: ['y'] }), { writes: ['log'] })
-      .node('merge', () => (ran.push('merge'), {}), { join: all(), terminal: true })
+      .node('x', () => ranOnce('x', { log: ['x'] }), { writes: ['log'] })
+      .node('y', () => ranOnce('y', { log: ['y'] }), { writes: ['log'] })
+      .node('merge', () => ranOnce('merge', {}), { join: all(), terminal: true })
       .fanOut('split', ['x', 'y'], 'merge')
       .edge('x', 'merge')
       .edge('y', 'merge')
