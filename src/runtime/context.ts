@@ -29,7 +29,7 @@ export class AttemptContext implements NodeContext {
   #quarantine: { readonly output: unknown; readonly reasons: readonly string[] }[] | undefined;
   #turns: TurnRecord[] | undefined;
   #emitted: { readonly name: string; readonly data: unknown; readonly at: number }[] | undefined;
-  readonly #now: () => number;
+  readonly #clock: { now(): number };
 
   constructor(
     activation: Activation,
@@ -46,7 +46,7 @@ export class AttemptContext implements NodeContext {
     signal: AbortSignal | (() => AbortSignal),
     exec?: readonly string[],
   ) {
-    this.#now = () => input.clock.now();
+    this.#clock = input.clock;
     this.runId = input.runId;
     this.activationId = activation.id;
     this.node = activation.node;
@@ -132,7 +132,7 @@ export class AttemptContext implements NodeContext {
     // is what the one in process saw.
     const copy = data === undefined ? null : JSON.parse(JSON.stringify(data));
     this.#emitted ??= [];
-    this.#emitted.push({ name, data: copy, at: this.#now() });
+    this.#emitted.push({ name, data: copy, at: this.#clock.now() });
   }
 
   turn(turn: TurnRecord): void {
