@@ -4,6 +4,7 @@ import type { Store } from '../store/store.js';
 import { decodeEvent, decodeSnapshot } from './codec.js';
 import type { RunEvent, RunStatus } from './core/snapshot.js';
 import { step } from './core/step.js';
+import { runOf } from './run-of.js';
 
 /** The run as one step of its history left it. */
 export interface HistoryStep<S = Record<string, unknown>> {
@@ -57,17 +58,7 @@ export async function history<S, I>(
     throw invalid(`after must be a seq (a whole number >= 0), not ${String(options.after)}`);
   if (!Number.isInteger(limit) || limit < 1)
     throw invalid(`limit must be a whole number >= 1, not ${String(options.limit)}`);
-  const record = await store.getRun(runId);
-  if (record === undefined) {
-    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
-  }
-  if (record.graph !== g.name) {
-    throw new WaymarkError(
-      'GRAPH_MISMATCH',
-      `run "${runId}" belongs to graph "${record.graph}", not "${g.name}"`,
-      { retryable: false },
-    );
-  }
+  const record = await runOf(store, g, runId);
   const kept = await store.snapshotAt(runId, Math.max(0, after));
   if (kept === undefined) {
     throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });

@@ -5,6 +5,7 @@ import { systemClock } from './clock.js';
 import { decodeEvent, decodeSnapshot } from './codec.js';
 import type { Snapshot } from './core/snapshot.js';
 import { step } from './core/step.js';
+import { runOf } from './run-of.js';
 import {
   compareOffsets,
   parseOffset,
@@ -59,17 +60,7 @@ export async function* watch<S, I>(
       { retryable: false, details: { after: options.after } },
     );
   }
-  const record = await store.getRun(runId);
-  if (record === undefined) {
-    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
-  }
-  if (record.graph !== g.name) {
-    throw new WaymarkError(
-      'GRAPH_MISMATCH',
-      `run "${runId}" belongs to graph "${record.graph}", not "${g.name}"`,
-      { retryable: false },
-    );
-  }
+  const record = await runOf(store, g, runId);
   // The events of commit `seq` come from the snapshot before it: start at the latest one kept.
   const from = Math.max(0, Math.min(afterSeq!, record.seq) - 1);
   const kept = await store.snapshotAt(runId, from);

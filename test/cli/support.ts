@@ -187,3 +187,18 @@ export function expectJsonError(outcome: Outcome, code: string, exit = 2): JsonL
   expect(outcome.stderr).toBe('');
   return error;
 }
+
+/** The events of a run's stream as `waymark watch --no-follow --json` prints them. */
+export function streamEventsOf(outcome: Outcome): JsonLine[] {
+  return (jsonLines(outcome) as JsonLine[])
+    .filter((l) => l.type === 'stream-event')
+    .map((l) => l.event as JsonLine);
+}
+
+/** Runs the review fixture to its first wait, as run `runId`: the waiting run many tests start from. */
+export async function reviewWaiting(box: Sandbox, runId: string): Promise<void> {
+  expectExit(
+    await box.waymark(['run', fixture('review.ts'), '--input', '{"title":"T"}', '--run-id', runId]),
+    3,
+  );
+}

@@ -5,7 +5,9 @@ import {
   fixture,
   type JsonLine,
   jsonLines,
+  reviewWaiting,
   sandbox,
+  streamEventsOf,
   testTimeoutMs,
 } from './support.js';
 
@@ -63,17 +65,7 @@ describe('waymark continue', () => {
     'refuses to continue a run that waits, and input that is not state fields',
     async () => {
       const box = sandbox();
-      expectExit(
-        await box.waymark([
-          'run',
-          fixture('review.ts'),
-          '--input',
-          '{"title":"T"}',
-          '--run-id',
-          'w',
-        ]),
-        3,
-      );
+      await reviewWaiting(box, 'w');
       expectError(await box.waymark(['continue', 'w', '--input', '{}']), 'RUN_NOT_CONTINUABLE');
       expectExit(
         await box.waymark(['run', fixture('chat.ts'), '--input', turn('hello'), '--run-id', 'c1']),
@@ -96,17 +88,7 @@ describe('waymark patch', () => {
     "changes a waiting run's state with who and why; the run goes on from it",
     async () => {
       const box = sandbox();
-      expectExit(
-        await box.waymark([
-          'run',
-          fixture('review.ts'),
-          '--input',
-          '{"title":"T"}',
-          '--run-id',
-          'w',
-        ]),
-        3,
-      );
+      await reviewWaiting(box, 'w');
       const out = await box.waymark([
         'patch',
         'w',
@@ -122,11 +104,7 @@ describe('waymark patch', () => {
       expect(out.lines[1]).toMatch(
         /^it is waiting, as it was: `waymark show w --db \S+` shows its open wait$/,
       );
-      const events = (
-        jsonLines(await box.waymark(['--json', 'watch', 'w', '--no-follow'])) as JsonLine[]
-      )
-        .filter((l) => l.type === 'stream-event')
-        .map((l) => l.event as JsonLine);
+      const events = streamEventsOf(await box.waymark(['--json', 'watch', 'w', '--no-follow']));
       expect(events.find((e) => e.type === 'state.patched')).toMatchObject({
         by: 'ana',
         reason: 'a typo',
@@ -149,17 +127,7 @@ describe('waymark patch', () => {
         await box.waymark(['patch', 'c1', '--set', '{"turns":5}', '--reason', 'x']),
         'RUN_NOT_PATCHABLE',
       );
-      expectExit(
-        await box.waymark([
-          'run',
-          fixture('review.ts'),
-          '--input',
-          '{"title":"T"}',
-          '--run-id',
-          'w',
-        ]),
-        3,
-      );
+      await reviewWaiting(box, 'w');
       expectError(
         await box.waymark(['patch', 'w', '--set', '{"title":""}', '--reason', 'x']),
         'OPTIONS_INVALID',

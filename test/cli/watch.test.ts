@@ -6,7 +6,9 @@ import {
   fixture,
   type JsonLine,
   jsonLines,
+  reviewWaiting,
   sandbox,
+  streamEventsOf,
   testTimeoutMs,
 } from './support.js';
 
@@ -17,17 +19,7 @@ describe('waymark watch', () => {
     'follows a waiting run while another process answers it, and exits with its exit code',
     async () => {
       const box = sandbox();
-      expectExit(
-        await box.waymark([
-          'run',
-          fixture('review.ts'),
-          '--input',
-          '{"title":"T"}',
-          '--run-id',
-          'w',
-        ]),
-        3,
-      );
+      await reviewWaiting(box, 'w');
       const watching = box.waymark(['--json', 'watch', 'w']);
       await new Promise((resolve) => setTimeout(resolve, 300));
       expectExit(await box.waymark(['approve', 'w', '--by', 'ed']), 3);
@@ -63,17 +55,7 @@ describe('waymark watch', () => {
     '--no-follow prints what is recorded and exits with how the run stands: 3 while it waits',
     async () => {
       const box = sandbox();
-      expectExit(
-        await box.waymark([
-          'run',
-          fixture('review.ts'),
-          '--input',
-          '{"title":"T"}',
-          '--run-id',
-          'w',
-        ]),
-        3,
-      );
+      await reviewWaiting(box, 'w');
       const out = await box.waymark(['watch', 'w', '--no-follow']);
       expectExit(out, 3);
       expect(out.lines[0]).toMatch(/^1\.0 +\S+ run running \(started\)$/);
@@ -87,17 +69,7 @@ describe('waymark watch', () => {
     'refuses an offset that is not one and a run that is not there, with their codes',
     async () => {
       const box = sandbox();
-      expectExit(
-        await box.waymark([
-          'run',
-          fixture('review.ts'),
-          '--input',
-          '{"title":"T"}',
-          '--run-id',
-          'w',
-        ]),
-        3,
-      );
+      await reviewWaiting(box, 'w');
       expectError(await box.waymark(['watch', 'w', '--after', 'soon']), 'OPTIONS_INVALID');
       expectJsonError(await box.waymark(['--json', 'watch', 'nope']), 'RUN_NOT_FOUND');
     },
@@ -110,17 +82,7 @@ describe('waymark show --at', () => {
     'gives the state after a step, and with --diff what that step changed',
     async () => {
       const box = sandbox();
-      expectExit(
-        await box.waymark([
-          'run',
-          fixture('review.ts'),
-          '--input',
-          '{"title":"T"}',
-          '--run-id',
-          'w',
-        ]),
-        3,
-      );
+      await reviewWaiting(box, 'w');
       expectExit(await box.waymark(['approve', 'w', '--by', 'ed']), 3);
       const input = await box.waymark(['--json', 'show', 'w', '--at', '0']);
       expectExit(input, 0);
@@ -130,11 +92,7 @@ describe('waymark show --at', () => {
         event: 'created',
         state: { title: 'T', draft: '', approved: false },
       });
-      const events = (
-        jsonLines(await box.waymark(['--json', 'watch', 'w', '--no-follow'])) as JsonLine[]
-      )
-        .filter((l) => l.type === 'stream-event')
-        .map((l) => l.event as JsonLine);
+      const events = streamEventsOf(await box.waymark(['--json', 'watch', 'w', '--no-follow']));
       const answered = events.find((e) => e.type === 'wait.answered')!;
       const out = await box.waymark([
         '--json',
@@ -160,17 +118,7 @@ describe('waymark show --at', () => {
     'refuses a step the run does not have, and --diff without --at',
     async () => {
       const box = sandbox();
-      expectExit(
-        await box.waymark([
-          'run',
-          fixture('review.ts'),
-          '--input',
-          '{"title":"T"}',
-          '--run-id',
-          'w',
-        ]),
-        3,
-      );
+      await reviewWaiting(box, 'w');
       expectError(await box.waymark(['show', 'w', '--at', '99']), 'USAGE_INVALID');
       expectError(await box.waymark(['show', 'w', '--at', 'last']), 'USAGE_INVALID');
       expectError(await box.waymark(['show', 'w', '--diff']), 'USAGE_INVALID');
@@ -197,11 +145,7 @@ describe('waymark run --pause-before / --pause-after', () => {
       expect(out.stdout).toMatch(
         /^next: {8}waymark resume p --db \S+ {2}\(runs what the breakpoint stopped\)$/m,
       );
-      const events = (
-        jsonLines(await box.waymark(['--json', 'watch', 'p', '--no-follow'])) as JsonLine[]
-      )
-        .filter((l) => l.type === 'stream-event')
-        .map((l) => l.event as JsonLine);
+      const events = streamEventsOf(await box.waymark(['--json', 'watch', 'p', '--no-follow']));
       expect(events.find((e) => e.type === 'activation.paused')).toMatchObject({
         activation: 'work:1',
       });
