@@ -10,7 +10,8 @@ const allowed: Record<string, readonly string[]> = {
   effects: ['error', 'effects', 'store'],
   runtime: ['error', 'graph', 'runtime', 'store', 'effects'],
   model: ['error', 'graph', 'runtime', 'model'],
-  cli: ['error', 'graph', 'runtime', 'store', 'effects', 'model', 'cli'],
+  server: ['error', 'graph', 'runtime', 'store', 'server'],
+  cli: ['error', 'graph', 'runtime', 'store', 'effects', 'model', 'server', 'cli'],
   testing: ['error', 'graph', 'store', 'testing'],
 };
 

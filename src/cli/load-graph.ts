@@ -34,6 +34,7 @@ export const publicEntries: Readonly<Record<string, string>> = {
   'waymark/sqlite': 'sqlite.js',
   'waymark/postgres': 'postgres.js',
   'waymark/model': 'model/index.js',
+  'waymark/server': 'server.js',
   'waymark/testing': 'testing/index.js',
 };
 

@@ -322,6 +322,29 @@ Example:
     load: async () => (await import('./commands/rewind.js')).rewind,
   },
   {
+    name: 'serve',
+    description: 'serve the HTTP API over the database: runs, their events (SSE), waits',
+    args: [],
+    options: [
+      {
+        flags: '--graphs <module or folder>',
+        description: 'the graph module, or a folder of them, whose runs the API reads and drives',
+        required: true,
+      },
+      { flags: '--port <n>', description: 'the port (0: any free one, printed)', default: '0' },
+      { flags: '--host <address>', description: 'the address to listen on', default: '127.0.0.1' },
+    ],
+    help: `
+Every request carries the bearer token printed at start (or the one in WAYMARK_TOKEN). The API
+is in docs/server.md: graphs, runs (start, list, get, trace, history, the state at a step), a
+run's events as Server-Sent Events (resumable with Last-Event-ID), waits (list, answer), and
+cancel, resume, continue and patch. Runs it starts or moves on run in this process.
+
+Example:
+  $ waymark serve --graphs ./graphs --port 8787`,
+    load: async () => (await import('./commands/serve.js')).serveApi,
+  },
+  {
     name: 'worker',
     description:
       'claim and do the work of some graphs from a PostgreSQL store, until SIGTERM (then drain)',

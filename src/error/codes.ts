@@ -75,6 +75,10 @@ export const errorCodes = [
   'SCRIPT_EXHAUSTED',
   'CASSETTE_MISS',
   'CASSETTE_INVALID',
+  // the HTTP API (waymark serve)
+  'AUTH_REQUIRED',
+  'REQUEST_TOO_LARGE',
+  'GRAPH_NOT_SERVED',
 ] as const;
 
 /** A stable, documented error code. */

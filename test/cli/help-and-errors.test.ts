@@ -24,6 +24,7 @@ const commands = [
   'ls',
   'show',
   'watch',
+  'serve',
   'trace',
 ];
 

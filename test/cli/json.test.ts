@@ -88,6 +88,7 @@ describe('waymark --json', () => {
     await json(box, ['ls'], 0);
     await json(box, ['show', 'nope'], 2);
     collect('run slow.ts (interrupted)', await interrupted(box.db, box.dir));
+    collect('serve (stopped)', await served(box.db, box.dir));
     if (skipReason === undefined) await workerLines(box);
 
     const problems: string[] = [];
@@ -146,6 +147,35 @@ function interrupted(db: string, cwd: string): Promise<Outcome> {
     child.on('exit', () => {
       const lines = stdout.split('\n').filter((l) => l.trim() !== '');
       resolve({ code: 130, stdout, stderr, lines, errLines: [] });
+    });
+  });
+}
+
+/** `waymark --json serve` until its first line, asked once over HTTP, then stopped with SIGTERM. */
+function served(db: string, cwd: string): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [bin, '--db', db, '--json', 'serve', '--graphs', fixture('review.ts')],
+      {
+        cwd,
+        env: { ...process.env, WAYMARK_TOKEN: 'json-test' },
+      },
+    );
+    let stdout = '';
+    let asked = false;
+    child.stdout.on('data', async (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const first = stdout.split('\n')[0];
+      if (asked || !stdout.includes('\n') || first === undefined) return;
+      asked = true;
+      const { url } = JSON.parse(first) as { url: string };
+      await fetch(`${url}/graphs`, { headers: { authorization: 'Bearer json-test' } });
+      child.kill('SIGTERM');
+    });
+    child.on('exit', (code) => {
+      const lines = stdout.split('\n').filter((l) => l.trim() !== '');
+      resolve({ code: code ?? 1, stdout, stderr: '', lines, errLines: [] });
     });
   });
 }

@@ -1,12 +1,9 @@
-import { readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { WaymarkError } from '../../error/waymark-error.js';
-import type { CompiledGraph } from '../../graph/compiled.js';
 import { Worker, type WorkerEvent } from '../../runtime/worker.js';
 import type { Store, WorkQueue } from '../../store/store.js';
 import { exitCode } from '../exit-code.js';
+import { graphsOf } from '../graphs-of.js';
 import type { Io } from '../io.js';
-import { loadGraph } from '../load-graph.js';
 import { isPostgres, shownLocation } from '../location.js';
 import { openStore, whereIs } from '../session.js';
 
@@ -16,8 +13,6 @@ interface WorkerFlags {
   readonly leaseMs: string;
   readonly pollMs: string;
 }
-
-const graphExtensions = /\.(ts|mts|js|mjs)$/;
 
 /**
  * `waymark worker --store postgres://... --graphs <module or folder>`: claims the work of those
@@ -69,43 +64,6 @@ export async function worker(out: Io, flags: WorkerFlags): Promise<number> {
     process.off('SIGINT', onSignal);
     await store.close();
   }
-}
-
-/** The graphs of a module, or of every graph module in a folder (not below it). */
-async function graphsOf(where: string): Promise<CompiledGraph[]> {
-  const path = resolve(where);
-  let files = [path];
-  try {
-    if (statSync(path).isDirectory()) {
-      files = readdirSync(path)
-        .filter((name) => graphExtensions.test(name) && !name.includes('.test.'))
-        .sort()
-        .map((name) => join(path, name));
-    }
-  } catch {
-    // A missing path: loadGraph says so, with its code.
-  }
-  if (files.length === 0) {
-    throw new WaymarkError('USAGE_INVALID', `--graphs ${where}: the folder holds no graph module`, {
-      retryable: false,
-    });
-  }
-  const graphs: CompiledGraph[] = [];
-  for (const file of files) graphs.push((await loadGraph(file)).graph);
-  const names = new Set<string>();
-  for (const g of graphs) {
-    if (names.has(g.name)) {
-      throw new WaymarkError(
-        'USAGE_INVALID',
-        `--graphs ${where}: two modules declare graph "${g.name}"`,
-        {
-          retryable: false,
-        },
-      );
-    }
-    names.add(g.name);
-  }
-  return graphs;
 }
 
 function tell(out: Io, event: WorkerEvent): void {
