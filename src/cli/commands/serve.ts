@@ -29,7 +29,16 @@ export async function serveApi(out: Io, flags: ServeFlags): Promise<number> {
   const graphs = await graphsOf(flags.graphs);
   const store = await openStore(out, 'create');
   const { serve } = await import('../../server/serve.js');
-  const served = await serve({ store, graphs, host: flags.host, port });
+  const served = await serve({
+    store,
+    graphs,
+    host: flags.host,
+    port,
+    // A run the API moved on went wrong after its request was answered: say so, here.
+    onBackground: (runId, outcome) => {
+      if (outcome instanceof Error) out.error(`run ${runId}: ${outcome.message}`);
+    },
+  });
   const stopped = new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
