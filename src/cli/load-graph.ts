@@ -35,6 +35,7 @@ export const publicEntries: Readonly<Record<string, string>> = {
   'waymark/postgres': 'postgres.js',
   'waymark/model': 'model/index.js',
   'waymark/server': 'server.js',
+  'waymark/client': 'client.js',
   'waymark/testing': 'testing/index.js',
 };
 

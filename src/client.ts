@@ -1,0 +1,230 @@
+// `waymark/client`: a small client of `waymark serve`'s API over fetch, with the run's event
+// stream as an async iterator that reconnects after the last event it saw.
+
+import type { ErrorCode } from './error/codes.js';
+import { WaymarkError } from './error/waymark-error.js';
+import type { StreamEvent } from './runtime/stream.js';
+
+/** Options of {@link WaymarkClient}. */
+export interface ClientOptions {
+  /** The server's URL, as `waymark serve` prints it. */
+  readonly url: string;
+  readonly token: string;
+  /** The fetch to use; default the global one. */
+  readonly fetch?: typeof fetch;
+  /** Pause before reconnecting a stream that broke. Default 200 ms. */
+  readonly reconnectMs?: number;
+}
+
+/** A run as the API lists it. */
+export interface ApiRun {
+  readonly runId: string;
+  readonly graph: string;
+  readonly graphHash: string;
+  readonly status: string;
+  readonly seq: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** How a request that moved a run on was answered: the run and where it stands now. */
+export interface Moved {
+  readonly runId: string;
+  readonly status: string;
+}
+
+/**
+ * A client of the HTTP API. Every refusal rejects with a `WaymarkError` of the code the server
+ * answered with (`AUTH_REQUIRED`, `RUN_NOT_FOUND`, ...), its message and details.
+ *
+ * @example
+ * const api = new WaymarkClient({ url, token });
+ * const { runId } = await api.start('triage', { issue: 'login fails' });
+ * for await (const event of api.events(runId)) console.log(event.offset, event.type);
+ */
+export class WaymarkClient {
+  readonly #url: string;
+  readonly #token: string;
+  readonly #fetch: typeof fetch;
+  readonly #reconnectMs: number;
+
+  constructor(options: ClientOptions) {
+    this.#url = options.url.replace(/\/+$/, '');
+    this.#token = options.token;
+    this.#fetch = options.fetch ?? fetch;
+    this.#reconnectMs = options.reconnectMs ?? 200;
+  }
+
+  start(graph: string, input: unknown, options: { readonly runId?: string } = {}): Promise<Moved> {
+    return this.#json('POST', '/runs', { graph, input, ...options });
+  }
+
+  async listRuns(
+    filter: {
+      readonly status?: string;
+      readonly graph?: string;
+      readonly thread?: string;
+      readonly limit?: number;
+      readonly cursor?: string;
+    } = {},
+  ): Promise<{ readonly runs: readonly ApiRun[]; readonly next: string | null }> {
+    const query = new URLSearchParams(
+      Object.entries(filter).flatMap(([k, v]): [string, string][] =>
+        v === undefined ? [] : [[k, String(v)]],
+      ),
+    );
+    const q = query.size > 0 ? `?${query}` : '';
+    return this.#json('GET', `/runs${q}`);
+  }
+
+  getRun(runId: string): Promise<{
+    readonly run: ApiRun;
+    readonly status: string;
+    readonly state: Record<string, unknown>;
+    readonly pending: readonly string[];
+    readonly path: readonly string[];
+  }> {
+    return this.#json('GET', `/runs/${encodeURIComponent(runId)}`);
+  }
+
+  waits(
+    runId: string,
+    options: { readonly open?: boolean } = {},
+  ): Promise<{
+    readonly waits: readonly {
+      readonly requestId: string;
+      readonly node: string;
+      readonly request: unknown;
+      readonly answer: unknown;
+    }[];
+  }> {
+    const q = options.open === undefined ? '' : `?open=${options.open}`;
+    return this.#json('GET', `/runs/${encodeURIComponent(runId)}/waits${q}`);
+  }
+
+  answer(runId: string, requestId: string, answer: unknown, by?: string): Promise<Moved> {
+    const path = `/runs/${encodeURIComponent(runId)}/waits/${encodeURIComponent(requestId)}/answer`;
+    return this.#json('POST', path, { answer, ...(by !== undefined && { by }) });
+  }
+
+  resume(runId: string): Promise<Moved> {
+    return this.#json('POST', `/runs/${encodeURIComponent(runId)}/resume`, {});
+  }
+
+  cancel(runId: string, reason?: string): Promise<Moved> {
+    return this.#json(
+      'POST',
+      `/runs/${encodeURIComponent(runId)}/cancel`,
+      reason === undefined ? {} : { reason },
+    );
+  }
+
+  continueThread(
+    runId: string,
+    input: unknown,
+    options: { readonly runId?: string } = {},
+  ): Promise<Moved> {
+    return this.#json('POST', `/runs/${encodeURIComponent(runId)}/continue`, { input, ...options });
+  }
+
+  patch(
+    runId: string,
+    update: Record<string, unknown>,
+    by: string,
+    reason: string,
+  ): Promise<Moved> {
+    return this.#json('POST', `/runs/${encodeURIComponent(runId)}/patch`, { update, by, reason });
+  }
+
+  /**
+   * The run's events from its start (or after `after`), live to its end. A connection that
+   * breaks is opened again after the last event seen (`Last-Event-ID`), so the iteration sees
+   * every event once; a refusal (no such run, a bad offset) rejects, an aborted `signal` ends it.
+   */
+  async *events(
+    runId: string,
+    options: { readonly after?: string; readonly signal?: AbortSignal } = {},
+  ): AsyncGenerator<StreamEvent, void, undefined> {
+    let last = options.after;
+    for (;;) {
+      try {
+        const res = await this.#fetch(`${this.#url}/runs/${encodeURIComponent(runId)}/events`, {
+          headers: {
+            authorization: `Bearer ${this.#token}`,
+            ...(last !== undefined && { 'last-event-id': last }),
+          },
+          ...(options.signal !== undefined && { signal: options.signal }),
+        });
+        if (!res.ok) throw await refusal(res);
+        for await (const event of sseEvents(res)) {
+          last = event.offset;
+          yield event;
+        }
+        // The server closes a stream once the run has ended and all of it was sent.
+        return;
+      } catch (error) {
+        if (options.signal?.aborted) return;
+        if (error instanceof WaymarkError) throw error;
+        // The connection broke: open it again after what was seen.
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.#reconnectMs));
+    }
+  }
+
+  async #json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.#fetch(`${this.#url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.#token}`,
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    if (!res.ok) throw await refusal(res);
+    return (await res.json()) as T;
+  }
+}
+
+/** A refused response as the WaymarkError the server named. */
+async function refusal(res: Response): Promise<WaymarkError> {
+  let error: { code?: string; message?: string; details?: unknown } | undefined;
+  try {
+    error = ((await res.json()) as { error?: typeof error }).error;
+  } catch {
+    error = undefined;
+  }
+  const code = (error?.code ?? 'INTERNAL') as ErrorCode;
+  return new WaymarkError(code, error?.message ?? `the server answered ${res.status}`, {
+    retryable: res.status >= 500,
+    ...(error?.details !== undefined &&
+      error.details !== null && { details: error.details as Record<string, unknown> }),
+  });
+}
+
+/** The events of an SSE response body, parsed. */
+async function* sseEvents(res: Response): AsyncGenerator<StreamEvent, void, undefined> {
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let end = buffer.indexOf('\n\n');
+      while (end !== -1) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = block
+          .split('\n')
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).replace(/^ /, ''))
+          .join('\n');
+        if (data !== '') yield JSON.parse(data) as StreamEvent;
+        end = buffer.indexOf('\n\n');
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}

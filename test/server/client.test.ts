@@ -1,0 +1,119 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { WaymarkClient } from '../../src/client.js';
+import { graph, isWaymarkError, person, type StreamEvent } from '../../src/index.js';
+import { type Served, serve } from '../../src/server.js';
+import { SqliteStore } from '../../src/sqlite.js';
+
+// waymark/client against a real server: every call, the stream as an async iterator, and a
+// stream that breaks mid-run picked up after the last event it saw.
+
+const approval = graph('client-approval', {
+  state: z.object({ title: z.string(), approved: z.boolean().default(false) }),
+})
+  .node(
+    'ask',
+    person({ prompt: (s) => `Ship ${s.title}?`, answer: z.object({ approved: z.boolean() }) }),
+  )
+  .node('ship', () => ({}), { terminal: true })
+  .edge('ask', 'ship')
+  .entry('ask')
+  .compile();
+
+let dir: string;
+let store: SqliteStore;
+let served: Served;
+let api: WaymarkClient;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'waymark-client-'));
+  store = new SqliteStore({ path: join(dir, 'runs.db') });
+  served = await serve({ store, graphs: [approval], token: 't' });
+  api = new WaymarkClient({ url: served.url, token: 't', reconnectMs: 10 });
+});
+afterAll(async () => {
+  await served?.close();
+  await store?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function collect(it: AsyncIterable<StreamEvent>, until?: (e: StreamEvent) => boolean) {
+  const out: StreamEvent[] = [];
+  for await (const e of it) {
+    out.push(e);
+    if (until?.(e)) break;
+  }
+  return out;
+}
+
+describe('waymark/client', () => {
+  it('starts a run, answers its wait and follows its stream to its end', async () => {
+    expect(await api.start('client-approval', { title: 'v1' }, { runId: 'r1' })).toMatchObject({
+      runId: 'r1',
+    });
+    const following = collect(api.events('r1'));
+    const { waits } = await api.waits('r1', { open: true });
+    expect(waits.map((w) => w.requestId)).toEqual(['r1/ask:1']);
+    await api.answer('r1', 'r1/ask:1', { approved: true }, 'ana');
+    const events = await following;
+    expect(events.at(-1)).toMatchObject({ type: 'run', status: 'succeeded' });
+    expect((await api.getRun('r1')).state).toMatchObject({ approved: true });
+    expect((await api.listRuns({ graph: 'client-approval' })).runs.map((r) => r.runId)).toEqual([
+      'r1',
+    ]);
+  });
+
+  it('a stream that breaks is opened again after the last event it saw: every event once', async () => {
+    await api.start('client-approval', { title: 'v2' }, { runId: 'r2' });
+    // A fetch that breaks the first stream after its first chunk, the way a dropped connection does.
+    let broken = false;
+    let streams = 0;
+    const flaky: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (String(input).endsWith('/events')) streams++;
+      if (broken || !String(input).endsWith('/events')) return res;
+      broken = true;
+      let sent = 0;
+      const body = res.body!.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            if (++sent > 1) controller.error(new Error('connection reset'));
+            else controller.enqueue(chunk);
+          },
+        }),
+      );
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    const client = new WaymarkClient({
+      url: served.url,
+      token: 't',
+      fetch: flaky,
+      reconnectMs: 10,
+    });
+    const following = collect(client.events('r2'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await api.answer('r2', 'r2/ask:1', { approved: false });
+    const events = await following;
+    expect(broken).toBe(true);
+    expect(streams).toBe(2);
+    const whole = await collect(api.events('r2'));
+    expect(events).toEqual(whole);
+  });
+
+  it('refusals reject with the code the server answered with', async () => {
+    const code = (p: Promise<unknown>) =>
+      p.then(
+        () => 'resolved',
+        (e: unknown) => (isWaymarkError(e) ? e.code : String(e)),
+      );
+    expect(await code(api.getRun('nope'))).toBe('RUN_NOT_FOUND');
+    expect(await code(new WaymarkClient({ url: served.url, token: 'wrong' }).listRuns())).toBe(
+      'AUTH_REQUIRED',
+    );
+    expect(await code(collect(api.events('r1', { after: 'soon' })))).toBe('OPTIONS_INVALID');
+    expect(await code(api.cancel('r1'))).toBe('RUN_NOT_CANCELLABLE');
+  });
+});
