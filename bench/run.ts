@@ -29,6 +29,8 @@ const scenarios: Readonly<Record<string, string>> = {
   validate: 'validate generated 10k/20k/40k-node graphs: growth per doubling',
   startup: 'start the command: --version and ls on an empty database, installed and in the clone',
   stream: "commit -> a watcher of the run's stream in another process, on SQLite",
+  serve:
+    'waymark serve: events/s to 100 SSE clients of one busy run, and its added latency per request',
   workers:
     'PostgreSQL workers: throughput vs pg-boss, fan-out 1 vs 4, latency, durable step, takeover, a 1,000-item map (only when named)',
 };
