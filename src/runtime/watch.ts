@@ -52,17 +52,10 @@ export async function* watch<S, I>(
   const g = graph as CompiledGraph;
   const { signal, follow = true, pollMs = 20 } = options;
   const { after } = options;
-  const [afterSeq] = after === undefined ? [0] : parseOffset(after);
-  if (!Number.isFinite(afterSeq)) {
-    throw new WaymarkError(
-      'OPTIONS_INVALID',
-      `"${options.after}" is not an offset of a run's stream: offsets are "seq.i", as each event's "offset" says`,
-      { retryable: false, details: { after: options.after } },
-    );
-  }
+  const afterSeq = after === undefined ? 0 : seqOfOffset(after);
   const record = await runOf(store, g, runId);
   // The events of commit `seq` come from the snapshot before it: start at the latest one kept.
-  const from = Math.max(0, Math.min(afterSeq!, record.seq) - 1);
+  const from = Math.max(0, Math.min(afterSeq, record.seq) - 1);
   const kept = await store.snapshotAt(runId, from);
   if (kept === undefined) {
     throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
@@ -89,4 +82,23 @@ export async function* watch<S, I>(
       await systemClock.sleep(pollMs, signal);
     }
   }
+}
+
+/**
+ * The commit an offset a watcher resumes after belongs to.
+ * @throws WaymarkError `OPTIONS_INVALID` for what is not an offset (`seq.i`, or `seq`).
+ *
+ * @example
+ * seqOfOffset('12.3'); // 12
+ */
+export function seqOfOffset(offset: string): number {
+  const [seq] = parseOffset(offset);
+  if (!Number.isFinite(seq)) {
+    throw new WaymarkError(
+      'OPTIONS_INVALID',
+      `"${offset}" is not an offset of a run's stream: offsets are "seq.i", as each event's "offset" says`,
+      { retryable: false, details: { after: offset } },
+    );
+  }
+  return seq;
 }

@@ -16,7 +16,7 @@ import type { RunResult } from '../runtime/run-types.js';
 import { history } from '../runtime/states.js';
 import type { StreamEvent } from '../runtime/stream.js';
 import { continueThread } from '../runtime/thread.js';
-import { watch } from '../runtime/watch.js';
+import { seqOfOffset, watch } from '../runtime/watch.js';
 import type { RunRecord, Store, StoredStatus } from '../store/store.js';
 import { storedStatuses } from '../store/store.js';
 import { badRequest, httpError } from './http-errors.js';
@@ -236,26 +236,18 @@ export function createApp(options: AppOptions): App {
     const runId = c.req.param('id');
     const [, graph] = await runAndGraph(runId);
     const after = c.req.header('last-event-id') ?? c.req.query('after');
-    // Refused before the stream opens, with its code: an offset that is not one.
-    const events = watch(store, graph, runId, after === undefined ? {} : { after });
-    const first = await events.next();
+    // Refused before the stream opens, with its code; then the headers go out at once, even
+    // when the next event is days away (a run that waits).
+    if (after !== undefined) seqOfOffset(after);
     return streamSSE(c, async (sse) => {
+      // A client that goes away stops the watch, even one waiting days for the next event.
       const stop = new AbortController();
       sse.onAbort(() => stop.abort());
-      let item = first;
-      while (!item.done && !stop.signal.aborted) {
-        const event = item.value;
+      const options = { signal: stop.signal, ...(after !== undefined && { after }) };
+      for await (const event of watch(store, graph, runId, options)) {
+        if (stop.signal.aborted) break;
         await sse.writeSSE({ id: event.offset, event: event.type, data: JSON.stringify(event) });
-        item = await Promise.race([
-          events.next(),
-          new Promise<IteratorResult<StreamEvent>>((resolve) =>
-            stop.signal.addEventListener('abort', () => resolve({ done: true, value: undefined }), {
-              once: true,
-            }),
-          ),
-        ]);
       }
-      await events.return(undefined);
     });
   });
 

@@ -254,4 +254,18 @@ describe('the HTTP API', () => {
     const thread = await read(await api('/runs?thread=r1'));
     expect(thread.runs.map((r: { runId: string }) => r.runId)).toEqual(['r2']);
   });
+  it('answers a stream at once even when its next event is days away: a waiting run, after its last event', async () => {
+    await api('/runs', { json: { graph: 'api-review', input: { title: 'W' }, runId: 'w1' } });
+    const seen = await events('w1', isRun('waiting'));
+    const controller = new AbortController();
+    const res = await api('/runs/w1/events', {
+      headers: { 'last-event-id': seen.at(-1)!.id },
+      signal: controller.signal,
+    });
+    // The headers came before any event: the client knows the stream is open.
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    controller.abort();
+    await res.body?.cancel().catch(() => {});
+  });
 });
