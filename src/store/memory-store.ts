@@ -10,6 +10,7 @@ import type {
   MemoRecord,
   NewRun,
   RunFilter,
+  RunPosition,
   RunRecord,
   RunUsage,
   Store,
@@ -200,7 +201,10 @@ export class MemoryStore implements Store {
         (r) =>
           (statuses === undefined || statuses.has(r.status)) &&
           (filter.graph === undefined || r.graph === filter.graph) &&
-          hasLabels(r.labels, filter.labels),
+          hasLabels(r.labels, filter.labels) &&
+          (filter.before === undefined || isAfter(r, filter.before)) &&
+          (filter.since === undefined || r.createdAt >= filter.since) &&
+          (filter.until === undefined || r.createdAt < filter.until),
       )
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
     return filter.limit === undefined ? runs : runs.slice(0, Math.max(0, filter.limit));
@@ -318,4 +322,12 @@ function hasLabels(labels: string | null, wanted: RunFilter['labels']): boolean 
     return false;
   }
   return Object.entries(wanted).every(([key, value]) => have[key] === value);
+}
+
+/** Whether a run comes after `position` in a listing (older, or as old with a smaller id). */
+function isAfter(run: RunRecord, position: RunPosition): boolean {
+  return (
+    run.createdAt < position.createdAt ||
+    (run.createdAt === position.createdAt && run.id < position.id)
+  );
 }

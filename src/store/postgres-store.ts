@@ -372,6 +372,10 @@ export class PostgresStore implements Store, WorkQueue {
       filter.graph ?? null,
       limitParam(filter.limit),
       filter.labels === undefined ? null : JSON.stringify(filter.labels),
+      filter.before?.createdAt ?? null,
+      filter.before?.id ?? null,
+      filter.since ?? null,
+      filter.until ?? null,
     ]);
     // A row that cannot be read is left out rather than failing the whole listing: every other
     // run stays usable, and loading the bad one still says STORE_CORRUPT.

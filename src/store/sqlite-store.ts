@@ -357,6 +357,10 @@ export class SqliteStore implements Store {
       statuses: filter.status === undefined ? null : JSON.stringify([filter.status].flat()),
       graph: filter.graph ?? null,
       labels: filter.labels === undefined ? null : JSON.stringify(filter.labels),
+      beforeAt: filter.before?.createdAt ?? null,
+      beforeId: filter.before?.id ?? null,
+      since: filter.since ?? null,
+      until: filter.until ?? null,
       // SQLite reads a negative LIMIT as "no limit".
       limit: filter.limit === undefined ? -1 : Math.max(0, Math.trunc(filter.limit)),
     }) as Row[];

@@ -252,7 +252,23 @@ export interface RunFilter {
   readonly graph?: string;
   /** Only runs that carry every one of these labels, with these values (a thread's runs). */
   readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * Only runs after this one in the listing's order (older, or as old with a smaller id): the
+   * next page after a page's last run. A keyset, so pages neither skip nor repeat a run while
+   * new runs are created.
+   */
+  readonly before?: RunPosition;
+  /** Only runs created at or after this time (ms since the epoch). */
+  readonly since?: number;
+  /** Only runs created before this time (ms since the epoch). */
+  readonly until?: number;
   readonly limit?: number;
+}
+
+/** A run's place in a listing: newest first, then by id, descending. */
+export interface RunPosition {
+  readonly createdAt: number;
+  readonly id: string;
 }
 
 /** The recorded result of an effect, under its idempotency key. */

@@ -464,6 +464,38 @@ export function storeConformance(
         ).toEqual(['t2']);
       });
 
+      it("pages by position: the runs after a page's last one, none skipped or repeated when runs are created meanwhile", async () => {
+        const first = await store.listRuns({ limit: 2 });
+        expect(first.map((r) => r.id)).toEqual(['b', 'd']);
+        const last = first[1]!;
+        await store.createRun(newRun('e', { createdAt: 25 }));
+        await store.createRun(newRun('f', { createdAt: 5 }));
+        const next = await store.listRuns({
+          before: { createdAt: last.createdAt, id: last.id },
+          limit: 2,
+        });
+        // c has d's time and a smaller id: it is next; e is newer than the page, so never here.
+        expect(next.map((r) => r.id)).toEqual(['c', 'a']);
+        expect(
+          (await store.listRuns({ before: { createdAt: 10, id: 'a' } })).map((r) => r.id),
+        ).toEqual(['f']);
+        expect(
+          (await store.listRuns({ before: { createdAt: 30, id: 'b' }, status: 'waiting' })).map(
+            (r) => r.id,
+          ),
+        ).toEqual(['d']);
+      });
+
+      it('filters by creation time: since is inclusive, until exclusive', async () => {
+        expect((await store.listRuns({ since: 20 })).map((r) => r.id)).toEqual(['b', 'd', 'c']);
+        expect((await store.listRuns({ until: 20 })).map((r) => r.id)).toEqual(['a']);
+        expect((await store.listRuns({ since: 20, until: 30 })).map((r) => r.id)).toEqual([
+          'd',
+          'c',
+        ]);
+        expect(await store.listRuns({ since: 31 })).toEqual([]);
+      });
+
       it('limit keeps the newest runs after filtering', async () => {
         expect((await store.listRuns({ limit: 2 })).map((r) => r.id)).toEqual(['b', 'd']);
         expect((await store.listRuns({ graph: 'claims', limit: 2 })).map((r) => r.id)).toEqual([

@@ -132,6 +132,9 @@ function texts(s: string) {
     listRuns: `SELECT ${runColumns} FROM ${s}.runs
       WHERE ($1::text[] IS NULL OR status = ANY ($1)) AND ($2::text IS NULL OR graph = $2)
         AND ($4::jsonb IS NULL OR coalesce(labels, '{}')::jsonb @> $4::jsonb)
+        AND ($5::double precision IS NULL OR (created_at, id) < ($5::double precision, $6::text))
+        AND ($7::double precision IS NULL OR created_at >= $7::double precision)
+        AND ($8::double precision IS NULL OR created_at < $8::double precision)
       ORDER BY created_at DESC, id DESC
       LIMIT $3`,
     snapshotAt: `SELECT seq, data FROM ${s}.snapshots WHERE run_id = $1 AND seq <= $2

@@ -55,6 +55,10 @@ export const statements = {
         SELECT 1 FROM json_each(@labels) AS want WHERE NOT EXISTS (
           SELECT 1 FROM json_each(CASE WHEN json_valid(runs.labels) THEN runs.labels END) AS have
           WHERE have.key = want.key AND have.value = want.value)))
+      AND (@beforeAt IS NULL OR runs.created_at < @beforeAt
+        OR (runs.created_at = @beforeAt AND runs.id < @beforeId))
+      AND (@since IS NULL OR runs.created_at >= @since)
+      AND (@until IS NULL OR runs.created_at < @until)
     ORDER BY runs.created_at DESC, runs.id DESC
     LIMIT @limit`,
   usage: `SELECT
