@@ -2,7 +2,9 @@
 // on a SQLite file, its nodes pausing a random 2-12 ms; this process follows the run with
 // `watch()` and notes, for each commit, the time from the commit (its `at`, the writer's clock:
 // this machine's) to the first of its events arriving here. Polling every 20 ms (the default)
-// and every 5 ms, alternating, after a warm-up by time.
+// and every 5 ms, alternating, after a warm-up by time. Then the same on PostgreSQL (when
+// WAYMARK_PG_URL, or the local server, answers): the watcher woken by LISTEN/NOTIFY, and, to
+// compare, polling every 20 ms with notifications off.
 //
 //   npm run bench -- stream
 //
@@ -15,17 +17,22 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { check, progress, settingsFromEnv } from './lib/measure.js';
 import { emit, type Row } from './lib/report.js';
-import { loadWaymarkSqlite, waymarkOrigin, wm } from './lib/waymark.js';
+import { loadWaymarkPostgres, loadWaymarkSqlite, waymarkOrigin, wm } from './lib/waymark.js';
 
 const settings = settingsFromEnv();
 const here = fileURLToPath(new URL('.', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'waymark-stream-'));
 const { SqliteStore } = await loadWaymarkSqlite();
+const { PostgresStore } = await loadWaymarkPostgres();
 const steps = settings.reps < 7 ? 40 : 150;
 // The writer loads the same waymark as this process: the tsc build, or src/ through tsx.
 const build = process.env.BENCH_WAYMARK_BUILD;
 const index = build ?? join(here, '../src/index.ts');
 const sqlite = build === undefined ? join(here, '../src/sqlite.ts') : join(build, '../sqlite.js');
+const postgres =
+  build === undefined ? join(here, '../src/postgres.ts') : join(build, '../postgres.js');
+const pgUrl = process.env.WAYMARK_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const pgSchema = `waymark_bench_stream_${process.pid}`;
 const loop = wm
   .graph('stream-bench', { state: z.object({ n: z.number().default(0) }) })
   .node('tick', async (s) => ({ n: s.n + 1 }), { visits: steps })
@@ -33,19 +40,32 @@ const loop = wm
   .entry('tick')
   .compile();
 
+/** Where a rep runs: SQLite, PostgreSQL with notifications, PostgreSQL polling. */
+type Where = 'sqlite' | 'pg' | 'pg-poll';
+type AnyStore = Parameters<typeof wm.watch>[0] & { close(): Promise<void> };
+
 let runs = 0;
 /** One writer run, watched with `pollMs`: the commit -> arrival latency of each commit, in ms. */
-async function rep(pollMs: number): Promise<number[]> {
+async function rep(pollMs: number, where: Where = 'sqlite'): Promise<number[]> {
   const runId = `r${++runs}`;
-  const db = join(work, `${runId}.db`);
+  const db = where === 'sqlite' ? join(work, `${runId}.db`) : `${pgUrl}#${pgSchema}`;
+  const driver = where === 'sqlite' ? sqlite : postgres;
   const loader = build === undefined ? ['--import', 'tsx'] : [];
   const writer = spawn(
     process.execPath,
-    [...loader, join(here, 'lib/stream-writer.mjs'), index, sqlite, db, runId, String(steps)],
+    [...loader, join(here, 'lib/stream-writer.mjs'), index, driver, db, runId, String(steps)],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   const exited = new Promise<number | null>((resolve) => writer.on('exit', resolve));
-  const store = new SqliteStore({ path: db });
+  const store: AnyStore =
+    where === 'sqlite'
+      ? new SqliteStore({ path: db })
+      : new PostgresStore({
+          connectionString: pgUrl,
+          schema: pgSchema,
+          poolSize: 2,
+          notify: where === 'pg',
+        });
   const latencies: number[] = [];
   let lastSeq = 0;
   try {
@@ -87,6 +107,35 @@ for (let i = 0; i < settings.reps; i++) {
 }
 rmSync(work, { recursive: true, force: true });
 
+// PostgreSQL, when there is one: woken by NOTIFY, and polling every 20 ms to compare.
+const pgWays: readonly Where[] = ['pg', 'pg-poll'];
+const pgSamples = new Map<Where, number[]>(pgWays.map((w) => [w, []]));
+const pgReachable = await (async () => {
+  const probe = new PostgresStore({ connectionString: pgUrl, schema: pgSchema, poolSize: 1 });
+  try {
+    await probe.listRuns({ limit: 1 });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await probe.close();
+  }
+})();
+if (pgReachable) {
+  progress(`stream: PostgreSQL, ${settings.reps} runs of ${steps} steps, NOTIFY and polling`);
+  await rep(20, 'pg');
+  for (let i = 0; i < settings.reps; i++) {
+    for (const where of i % 2 === 0 ? pgWays : [...pgWays].reverse()) {
+      pgSamples.get(where)!.push(...(await rep(20, where)));
+    }
+  }
+  const pg = (await import('pg')).default;
+  const admin = new pg.Client({ connectionString: pgUrl });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS "${pgSchema}" CASCADE`);
+  await admin.end();
+}
+
 const pct = (values: readonly number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -102,6 +151,19 @@ const rows: Row[] = polls.map((pollMs) => {
     met: p50 < 20,
   };
 });
+if (pgReachable) {
+  for (const where of pgWays) {
+    const values = pgSamples.get(where)!;
+    rows.push({
+      measure:
+        where === 'pg'
+          ? 'PostgreSQL, commit -> watcher in another process, woken by LISTEN/NOTIFY'
+          : 'PostgreSQL, the same polling every 20 ms (notify: false)',
+      unit: 'ms',
+      text: `p50 ${pct(values, 50)} ms, p99 ${pct(values, 99)} ms (n=${values.length})`,
+    });
+  }
+}
 emit({
   scenario: 'stream',
   title: "a run's stream followed from another process",
@@ -110,5 +172,5 @@ emit({
   notes: [
     `stream: a writer process runs a ${steps}-step loop on a SQLite file (nodes pause 2-12 ms); this process follows it with watch(); latency = arrival here - the commit's at (one clock: this machine's), first event of each commit, the first commit left out; ${settings.reps} runs per poll interval, alternating.`,
   ],
-  details: { samples: Object.fromEntries(samples) },
+  details: { samples: Object.fromEntries(samples), pg: Object.fromEntries(pgSamples) },
 });

@@ -1,12 +1,13 @@
 // The writer of the stream benchmark, in its own process: a loop of `steps` nodes, each
-// pausing a random 2-12 ms, run on a SQLite file by the waymark build the parent names.
-// Usage: node bench/lib/stream-writer.mjs <index.js> <sqlite.js> <db> <run-id> <steps>
+// pausing a random 2-12 ms, run on a SQLite file or a PostgreSQL schema by the waymark build
+// the parent names.
+// Usage: node bench/lib/stream-writer.mjs <index.js> <sqlite.js|postgres.js> <db | postgres-url#schema> <run-id> <steps>
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 
 const [index, sqlite, db, runId, steps] = process.argv.slice(2);
 const { END, graph, run } = await import(pathToFileURL(index).href);
-const { SqliteStore } = await import(pathToFileURL(sqlite).href);
+const driver = await import(pathToFileURL(sqlite).href);
 const total = Number(steps);
 const loop = graph('stream-bench', { state: z.object({ n: z.number().default(0) }) })
   .node(
@@ -20,7 +21,10 @@ const loop = graph('stream-bench', { state: z.object({ n: z.number().default(0) 
   .route('tick', (s) => (s.n < total ? 'tick' : END), ['tick', END])
   .entry('tick')
   .compile();
-const store = new SqliteStore({ path: db });
+const [url, schema] = db.split('#');
+const store = db.startsWith('postgres')
+  ? new driver.PostgresStore({ connectionString: url, schema, poolSize: 2 })
+  : new driver.SqliteStore({ path: db });
 const result = await run(loop, {}, { store, runId });
 await store.close();
 process.exit(result.status === 'succeeded' ? 0 : 1);

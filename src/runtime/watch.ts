@@ -1,6 +1,6 @@
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import type { Store } from '../store/store.js';
+import { type CommitFollower, followsCommits, type Store } from '../store/store.js';
 import { systemClock } from './clock.js';
 import { decodeEvent, decodeSnapshot } from './codec.js';
 import type { Snapshot } from './core/snapshot.js';
@@ -20,7 +20,11 @@ export interface WatchOptions extends StreamOptions {
   readonly after?: string;
   /** Stops the watch: the iteration ends (after the event in hand, if any). */
   readonly signal?: AbortSignal;
-  /** How often to look for new commits once caught up. Default 20 ms. */
+  /**
+   * How often to look for new commits once caught up. Default 20 ms. A store that tells of
+   * commits as they land (PostgreSQL, by LISTEN/NOTIFY) wakes the watch at once, and it looks
+   * only every {@link backstopMs} in case a notification was lost.
+   */
   readonly pollMs?: number;
   /**
    * `true` (the default): follow the run until it ends (succeeded, failed, cancelled, timed
@@ -30,6 +34,9 @@ export interface WatchOptions extends StreamOptions {
 }
 
 const finalStatuses = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);
+
+/** How often a watch woken by notifications reads the store all the same. */
+export const backstopMs = 1000;
 
 /**
  * A run's event stream read from its store, from the start or after an offset: the events its
@@ -62,24 +69,37 @@ export async function* watch<S, I>(
   }
   let snapshot: Snapshot = decodeSnapshot(g, kept.data, runId);
   let seq = kept.seq;
-  for (;;) {
-    const stored = await store.events(runId, seq);
-    for (const e of stored) {
-      const event = decodeEvent(e.event, runId, e.seq);
-      const result = step(g, snapshot, event);
-      for (const told of stepEvents(runId, e.seq, e.at, snapshot, event, result, options)) {
-        if (after === undefined || compareOffsets(told.offset, after) > 0) yield told;
-        if (signal?.aborted) return;
+  // Followed before the first read, so that no commit lands unseen between a read and a wait.
+  const follower: CommitFollower | undefined =
+    follow && followsCommits(store) ? await store.followCommits(runId) : undefined;
+  try {
+    yield* read();
+  } finally {
+    await follower?.close();
+  }
+
+  async function* read(): AsyncGenerator<StreamEvent, void, undefined> {
+    for (;;) {
+      const told = follower?.told ?? 0;
+      const stored = await store.events(runId, seq);
+      for (const e of stored) {
+        const event = decodeEvent(e.event, runId, e.seq);
+        const result = step(g, snapshot, event);
+        for (const told of stepEvents(runId, e.seq, e.at, snapshot, event, result, options)) {
+          if (after === undefined || compareOffsets(told.offset, after) > 0) yield told;
+          if (signal?.aborted) return;
+        }
+        snapshot = result.snapshot;
+        seq = e.seq;
       }
-      snapshot = result.snapshot;
-      seq = e.seq;
-    }
-    if (!follow || signal?.aborted) return;
-    if (stored.length === 0) {
-      // Caught up: the run has ended when its row says so and no commit is left to read.
-      const now = await store.getRun(runId);
-      if (now === undefined || (finalStatuses.has(now.status) && now.seq <= seq)) return;
-      await systemClock.sleep(pollMs, signal);
+      if (!follow || signal?.aborted) return;
+      if (stored.length === 0) {
+        // Caught up: the run has ended when its row says so and no commit is left to read.
+        const now = await store.getRun(runId);
+        if (now === undefined || (finalStatuses.has(now.status) && now.seq <= seq)) return;
+        if (follower?.live) await follower.next(told, Math.max(pollMs, backstopMs), signal);
+        else await systemClock.sleep(pollMs, signal);
+      }
     }
   }
 }

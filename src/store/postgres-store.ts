@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { WaymarkError } from '../error/waymark-error.js';
+import { CommitFollowers } from './internal/commit-followers.js';
 import { mergeGroup } from './internal/commit-group.js';
 import { checkLeaseMs, leaseLost, runOwned } from './internal/leases.js';
 import { closedStore, quoteSchema, unavailable, uniqueViolation } from './internal/pg-errors.js';
@@ -14,6 +16,7 @@ import { workChannel } from './internal/pg-queue-sql.js';
 import { pgTypes, readPgRun } from './internal/pg-rows.js';
 import { migratePg } from './internal/pg-schema.js';
 import { type PgStatements, pgStatements, type Statement } from './internal/pg-sql.js';
+import { watchChannel } from './internal/pg-watch-sql.js';
 import {
   Columns,
   checkHistory,
@@ -31,6 +34,7 @@ import { waitClosed } from './internal/waits.js';
 import type {
   ClaimedTask,
   Commit,
+  CommitFollower,
   EffectRecord,
   FinishedTask,
   InboxRecord,
@@ -39,6 +43,7 @@ import type {
   LoadedRun,
   MemoRecord,
   NewRun,
+  RunCommits,
   RunFilter,
   RunRecord,
   RunUsage,
@@ -77,7 +82,10 @@ function runNotFound(runId: string): WaymarkError {
  * const first = await run(g, input, { store });
  * await store.close();
  */
-export class PostgresStore implements Store, WorkQueue {
+/** How long a watcher's row lives without renewal (it is renewed every third of it). */
+const watchLeaseMs = 30_000;
+
+export class PostgresStore implements Store, WorkQueue, RunCommits {
   /** The PostgreSQL schema that holds the store's tables. */
   readonly schema: string;
   readonly #pool: pg.Pool;
@@ -93,6 +101,10 @@ export class PostgresStore implements Store, WorkQueue {
   #listener: Promise<pg.Client | undefined> | undefined;
   readonly #waiting = new Set<() => void>();
   #notified = 0;
+  #listening = false;
+  readonly #followers = new CommitFollowers();
+  readonly #watcher = randomUUID();
+  #renewing: ReturnType<typeof setInterval> | undefined;
 
   /**
    * Checks the options and makes (or takes) the pool; connects on the first call.
@@ -679,19 +691,29 @@ export class PostgresStore implements Store, WorkQueue {
       });
       const drop = () => {
         this.#listener = undefined;
+        this.#listening = false;
         client.end().catch(() => {});
       };
       client.on('error', drop);
       client.on('end', () => {
         this.#listener = undefined;
+        this.#listening = false;
       });
-      client.on('notification', () => {
+      const watching = watchChannel(this.#quoted);
+      client.on('notification', (message) => {
+        if (message.channel === watching) {
+          this.#followers.committed(message.payload ?? '');
+          return;
+        }
         this.#notified++;
         for (const wake of [...this.#waiting]) wake();
       });
       try {
         await client.connect();
-        await client.query(`LISTEN ${workChannel(this.#quoted)}`);
+        await client.query(`LISTEN ${workChannel(this.#quoted)}; LISTEN ${watching}`);
+        this.#listening = true;
+        // Commits made while no connection listened were told to nobody: read again.
+        this.#followers.all();
         return client;
       } catch {
         drop();
@@ -701,10 +723,47 @@ export class PostgresStore implements Store, WorkQueue {
     return this.#listener;
   }
 
+  /**
+   * Follows a run's commits by LISTEN/NOTIFY: the run is marked watched (a row, renewed while
+   * followed), and its commits then notify this store's listening connection. With
+   * `notify: false`, or while that connection is down, the follower is not live and `watch()`
+   * polls.
+   */
+  async followCommits(runId: string): Promise<CommitFollower> {
+    if (this.#notify && !this.#closed) await this.#listen();
+    const { follower, first } = this.#followers.follow(
+      runId,
+      () => this.#listening,
+      async (last) => {
+        if (!last) return;
+        if ([...this.#followers.runs].length === 0) {
+          clearInterval(this.#renewing);
+          this.#renewing = undefined;
+        }
+        if (!this.#closed)
+          await this.#query(this.#sql.unwatch, [runId, this.#watcher]).catch(() => {});
+      },
+    );
+    if (first && this.#notify) {
+      try {
+        await this.#query(this.#sql.watch, [runId, this.#watcher, watchLeaseMs]);
+      } catch (error) {
+        await follower.close();
+        throw error;
+      }
+    }
+    this.#renewing ??= setInterval(() => {
+      this.#query(this.#sql.renewWatch, [this.#watcher, watchLeaseMs]).catch(() => {});
+    }, watchLeaseMs / 3);
+    this.#renewing.unref?.();
+    return follower;
+  }
+
   /** Ends the pool the store created (a pool it was given is left to its owner). */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearInterval(this.#renewing);
     for (const wake of [...this.#waiting]) wake();
     const listener = await this.#listener?.catch(() => undefined);
     await listener?.end().catch(() => {});

@@ -443,6 +443,34 @@ export interface WorkQueue {
   waitForWork(ms: number, signal: AbortSignal, since?: number): Promise<void>;
 }
 
+/**
+ * A store that tells its watchers when a run commits, so that `watch()` waits for a commit
+ * instead of reading the store in a loop. Optional: `watch()` polls a store without it.
+ */
+export interface RunCommits {
+  /** Starts telling of the run's commits; `close()` the follower when done. */
+  followCommits(runId: string): Promise<CommitFollower>;
+}
+
+/** What {@link RunCommits.followCommits} gives: waits for a run's next commit. */
+export interface CommitFollower {
+  /** Commits told so far: pass it to `next`, so that one told while the caller read is not lost. */
+  readonly told: number;
+  /** Whether commits are told as they land; false: `next` waits `ms` (a poll). */
+  readonly live: boolean;
+  /**
+   * Resolves after a commit told after the `since`-th, or after `ms`, whichever comes first,
+   * or at once when `signal` aborts.
+   */
+  next(since: number, ms: number, signal?: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Whether the store tells its watchers of commits ({@link RunCommits}). */
+export function followsCommits(store: Store): store is Store & RunCommits {
+  return typeof (store as Partial<RunCommits>).followCommits === 'function';
+}
+
 /** Timers commits set: listed per run, and across runs by when they are due. */
 export interface TimerStore {
   listTimers(runId: string): Promise<TimerRecord[]>;

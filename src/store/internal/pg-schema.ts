@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { WaymarkError } from '../../error/waymark-error.js';
 import { queueMigration, workChannel } from './pg-queue-sql.js';
+import { watchChannel, watchMigration } from './pg-watch-sql.js';
 
 // The PostgreSQL schema, as an ordered list of migrations over the store's own schema (a
 // PostgreSQL namespace, `waymark` by default). The schema records every migration applied to
@@ -117,6 +118,8 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
   // conditioned on a status few commits change, so that a commit's update of the row stays HOT.
   (s) =>
     `CREATE INDEX runs_live ON ${s}.runs (graph, created_at, id) WHERE status IN ('running', 'waiting');`,
+  // 4: watchers of a run wake on NOTIFY when it commits, and only watched runs notify.
+  (s) => watchMigration(s, watchChannel(s)),
 ];
 
 /** The schema version this code writes: the number of migrations. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { storedStatuses } from '../store.js';
 import { queueTexts, scheduleCtes } from './pg-queue-sql.js';
+import { watchTexts } from './pg-watch-sql.js';
 
 // The SQL of the PostgreSQL store, one statement per operation, for one schema. Each is a
 // named prepared statement: parsed and planned once per connection, then only bound and run.
@@ -112,6 +113,7 @@ function fullCommit(s: string, group: boolean): string {
 function texts(s: string) {
   return {
     ...queueTexts(s),
+    ...watchTexts(s),
     createRun: `WITH run AS (
         INSERT INTO ${s}.runs (id, graph, graph_hash, graph_version, state_version, format, labels,
           created_at, seq, status, error, updated_at)
