@@ -22,6 +22,7 @@ export type { Reducer } from './graph/reducers.js';
 export { append, max, mergeByKey, min, replace, sum, union } from './graph/reducers.js';
 export type { RenderOptions, RunOverlay } from './graph/render.js';
 export { renderGraph } from './graph/render.js';
+export type { MapItem, SubgraphOptions } from './graph/subgraph.js';
 export type {
   Budget,
   EdgeDef,
@@ -40,6 +41,7 @@ export type {
   RouteDef,
   RouterFn,
   Spend,
+  SubgraphDef,
   Tolerance,
   TurnRecord,
   Usage,
@@ -89,9 +91,19 @@ export type { HistoryOptions, HistoryPage, HistoryStep } from './runtime/states.
 export { history } from './runtime/states.js';
 export type { StreamEvent, StreamEventBody, StreamOptions } from './runtime/stream.js';
 export { compareOffsets, streamEventTypes } from './runtime/stream.js';
+export type {
+  AttemptEnded,
+  AttemptScope,
+  SegmentEnd,
+  SegmentStart,
+  SegmentTelemetry,
+  Telemetry,
+} from './runtime/telemetry.js';
 export type { ContinueOptions } from './runtime/thread.js';
 export { continueThread } from './runtime/thread.js';
 export type { Trace, TraceEntry } from './runtime/trace.js';
+export type { TraceNode } from './runtime/trace-tree.js';
+export { nestTrace } from './runtime/trace-tree.js';
 export type { WatchOptions } from './runtime/watch.js';
 export { watch } from './runtime/watch.js';
 export type { WorkerEvent, WorkerOptions } from './runtime/worker.js';

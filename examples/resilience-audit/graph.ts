@@ -3,6 +3,7 @@ import { append, graph, type NodeFn, WaymarkError } from '../../src/index.js';
 import { type ModelRef, model, type PriceTable } from '../../src/model/index.js';
 import { problemsOf, roundRobin, withIds } from './checks.js';
 import { readSource } from './corpus.js';
+import { fileAudit } from './file-audit.js';
 import { auditorSystem, numbered, prompt, verifierSystem, writerSystem } from './prompts.js';
 import {
   AuditorOutput,
@@ -91,6 +92,13 @@ export interface Models {
   readonly auditor?: ModelRef;
   readonly verifier?: ModelRef;
   readonly writer?: ModelRef;
+  /**
+   * `subgraph`: each file runs the per-file audit graph of file-audit.ts (read, then the auditor
+   * or a coverage gap) as a subgraph mapped over the files, instead of the one `audit` node.
+   * The answers are the same; the quarantine and the trace name the child's nodes
+   * (`audit/audit`).
+   */
+  readonly perFile?: 'node' | 'subgraph';
 }
 
 /**
@@ -215,24 +223,37 @@ export function resilienceAudit(models: Models = {}) {
     prices,
   });
 
-  return graph('resilience-audit', {
+  const planned = graph('resilience-audit', {
     state: State,
     version: 1,
     reducers: { findings: append, unverifiedRemarks: append, coverage: append, checks: append },
-  })
-    .node(
-      'plan',
-      (s) => ({ targets: s.faults.missingFile ? [...s.files, missingFile] : [...s.files] }),
-      { reads: ['files', 'faults'], writes: ['targets'] },
-    )
-    .node('audit', audit, {
-      // A wrapper around the auditor (for the unreadable file), so the kind is said here.
-      kind: 'model',
-      reads: [],
-      writes: ['findings', 'unverifiedRemarks', 'coverage'],
-      retry: { attempts: 2, backoffMs: 500 },
-      timeoutMs: 60_000,
-    })
+  }).node(
+    'plan',
+    (s) => ({ targets: s.faults.missingFile ? [...s.files, missingFile] : [...s.files] }),
+    { reads: ['files', 'faults'], writes: ['targets'] },
+  );
+  const audited =
+    models.perFile === 'subgraph'
+      ? planned.subgraph('audit', fileAudit(auditorModel, prices), {
+          // The branch's item is the file; what the child found comes back through the reducers.
+          input: (_s, { item }) => ({ file: String(item) }),
+          output: {
+            findings: 'findings',
+            unverifiedRemarks: 'unverifiedRemarks',
+            coverage: 'coverage',
+          },
+          reads: [],
+          writes: ['findings', 'unverifiedRemarks', 'coverage'],
+        })
+      : planned.node('audit', audit, {
+          // A wrapper around the auditor (for the unreadable file), so the kind is said here.
+          kind: 'model',
+          reads: [],
+          writes: ['findings', 'unverifiedRemarks', 'coverage'],
+          retry: { attempts: 2, backoffMs: 500 },
+          timeoutMs: 60_000,
+        });
+  return audited
     .node(
       'validate',
       (s, ctx) => {

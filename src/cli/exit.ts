@@ -58,6 +58,8 @@ export function hintFor(io: Io, error: WaymarkError): string {
       return `fix each problem listed above; \`waymark validate ${shellQuote(about.graphFile ?? '<graph-file>')}\` checks again`;
     case 'INPUT_INVALID':
       return "the input must match the graph's state schema; --json lists every issue in `details`";
+    case 'INPUT_NOT_ALLOWED':
+      return "the graph's input schema lists the fields a run may set; the others are private to it";
     case 'RUN_NOT_FOUND':
       if (reason === 'no-database') {
         return isPostgres(io.flags.db)

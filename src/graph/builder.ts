@@ -4,12 +4,22 @@ import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from './compiled.js';
 import { type Diagnostic, formatDiagnostics } from './diagnostic.js';
 import type { End } from './end.js';
+import { flatten } from './flatten.js';
 import { structuralHash } from './hash.js';
 import type { JoinPolicyInput } from './join.js';
 import { kindOf, type NodeKind } from './kinds.js';
 import { waitSpecOf } from './person.js';
 import type { Reducer } from './reducers.js';
 import { runtimeNodes } from './runtime-nodes.js';
+import {
+  inputFields,
+  mappedInline,
+  outputFields,
+  type SubgraphEntry,
+  type SubgraphOptions,
+  sameNames,
+  slotOf,
+} from './subgraph.js';
 import type {
   EdgeDef,
   FanOutDef,
@@ -32,9 +42,23 @@ type ListField<S> = { [K in keyof S]-?: S[K] extends readonly unknown[] ? K : ne
   string;
 
 /** Options of {@link graph}. */
-export interface GraphOptions<Schema extends z.ZodObject> {
+export interface GraphOptions<
+  Schema extends z.ZodObject,
+  In extends z.ZodObject = z.ZodObject,
+  Out extends z.ZodObject = z.ZodObject,
+> {
   /** The state schema; the state type of every node and router is inferred from it. */
   readonly state: Schema;
+  /**
+   * The fields a caller may set when starting a run, each a state field; `run()` refuses any
+   * other with `INPUT_NOT_ALLOWED`. Absent: every state field is an input.
+   */
+  readonly input?: In;
+  /**
+   * The fields a finished run hands back as `result.output`, each a state field. Fields in
+   * neither `input` nor `output` are private to the graph. Absent: the output is the state.
+   */
+  readonly output?: Out;
   /** The graph's version, recorded in every checkpoint. Default 1. */
   readonly version?: number;
   /** Per-field reducers; a field without one is replaced by each update. */
@@ -98,7 +122,7 @@ export interface MapOptions<S, N extends string> {
  *   .entry('verify')
  *   .compile();
  */
-export class GraphBuilder<S = Record<string, unknown>, N extends string = never, I = S> {
+export class GraphBuilder<S = Record<string, unknown>, N extends string = never, I = S, O = S> {
   readonly #name: string;
   readonly #options: GraphOptions<z.ZodObject>;
   readonly #nodes: NodeDef[] = [];
@@ -109,6 +133,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
   readonly #fanOuts: FanOutDef[] = [];
   readonly #scores = new Map<string, (state: Readonly<S>) => number>();
   readonly #retryWhens = new Map<string, (error: ErrorValue) => boolean>();
+  readonly #subgraphs: SubgraphEntry[] = [];
   #entry: string | null = null;
 
   constructor(name: string, options: GraphOptions<z.ZodObject>) {
@@ -121,6 +146,16 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
         },
       );
     }
+    for (const key of ['input', 'output'] as const) {
+      const schema = options[key];
+      if (schema !== undefined && !(schema instanceof z.ZodObject)) {
+        throw new WaymarkError(
+          'DECLARATION_INVALID',
+          `graph "${name}": options.${key} must be a zod object schema`,
+          { retryable: false },
+        );
+      }
+    }
     this.#name = name;
     this.#options = options;
   }
@@ -130,7 +165,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
     name: K,
     fn: NodeFn<S, Partial<Pick<S, NoInfer<W>>>>,
     options: NodeOptions<S, W> = {},
-  ): GraphBuilder<S, N | K, I> {
+  ): GraphBuilder<S, N | K, I, O> {
     // Key order is fixed here so the structural hash does not depend on how options were written;
     // plain assignments, not conditional spreads, since a 10,000-node declaration calls this a lot.
     const wait = waitSpecOf(fn);
@@ -160,7 +195,58 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       this.#scores.set(name, options.join.score);
     this.#nodes.push(def);
     if (!this.#fns.has(name)) this.#fns.set(name, fn as NodeFn<S, unknown>);
-    return this as unknown as GraphBuilder<S, N | K, I>;
+    return this as unknown as GraphBuilder<S, N | K, I, O>;
+  }
+
+  /**
+   * Adds a compiled graph as one node: `input` maps this graph's state to the child's input,
+   * `output` maps the child's output to an update of this graph, `reads`/`writes` limit both as
+   * they limit a node. The child's nodes run inside this run under the path `name/…`, each
+   * checkpointed, retried, capped and answerable like this graph's own (docs/subgraphs.md).
+   *
+   * @example
+   * .subgraph('review', reviewGraph, { input: { draft: 'text' }, output: { verdict: 'decision' }, reads: ['text'], writes: ['verdict'] })
+   */
+  subgraph<const K extends string, CS, CI, CO, const W extends Field<S> = Field<S>>(
+    name: K,
+    child: CompiledGraph<CS, CI, CO>,
+    options: SubgraphOptions<S, CI, CO, W> = {},
+  ): GraphBuilder<S, N | K, I, O> {
+    const compiled = child as unknown as CompiledGraph;
+    if (typeof compiled?.def !== 'object' || !(compiled.nodes instanceof Map)) {
+      throw new WaymarkError(
+        'DECLARATION_INVALID',
+        `graph "${this.#name}": subgraph "${name}" must be a compiled graph (call .compile() on it)`,
+        { retryable: false },
+      );
+    }
+    const input = options.input as SubgraphOptions<unknown, unknown, unknown>['input'];
+    const output = options.output as SubgraphOptions<unknown, unknown, unknown>['output'];
+    const entry: SubgraphEntry = {
+      def: {
+        name,
+        slot: slotOf(name),
+        graph: compiled.def,
+        input:
+          typeof input === 'function'
+            ? 'function'
+            : ({ ...(input ?? sameNames(inputFields(compiled))) } as Record<string, string>),
+        output:
+          typeof output === 'function'
+            ? 'function'
+            : ({ ...(output ?? sameNames(outputFields(compiled))) } as Record<string, string>),
+      },
+      child: compiled,
+      input: typeof input === 'function' ? (input as SubgraphEntry['input']) : undefined,
+      output: typeof output === 'function' ? (output as (s: unknown) => unknown) : undefined,
+    };
+    this.#subgraphs.push(entry);
+    const { input: _i, output: _o, ...nodeOptions } = options;
+    this.node(name, mappedInline as NodeFn<S, Partial<Pick<S, W>>>, {
+      ...(nodeOptions as NodeOptions<S, W>),
+      kind: 'subgraph',
+    });
+    return this as unknown as GraphBuilder<S, N | K, I, O>;
   }
 
   /** Adds a static edge: when `from` completes, `to` runs. */
@@ -245,6 +331,10 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       edges: [...this.#edges],
       routes: [...this.#routes],
       fanOuts: [...this.#fanOuts],
+      // Only when declared: the data (and the hash) of a graph without them stays as it was.
+      ...(this.#options.input && { inputs: Object.keys(this.#options.input.shape) }),
+      ...(this.#options.output && { outputs: Object.keys(this.#options.output.shape) }),
+      ...(this.#subgraphs.length > 0 && { subgraphs: this.#subgraphs.map((e) => e.def) }),
     };
   }
 
@@ -261,7 +351,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
    * Warnings do not stop it; `validate()` lists them.
    * @throws WaymarkError `GRAPH_INVALID` whose `details` lists every error diagnostic.
    */
-  compile(): CompiledGraph<S, I> {
+  compile(): CompiledGraph<S, I, O> {
     const def = this.toDef();
     const { diagnostics, repeatable } = analyze(def, true);
     const errors = diagnostics.filter((d) => d.severity === 'error');
@@ -283,6 +373,8 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
     for (const [field, reducer] of Object.entries(this.#options.reducers ?? {})) {
       if (reducer) reducers.set(field, reducer as Reducer);
     }
+    const fieldSchemas = new Map(Object.entries(shape));
+    if (this.#subgraphs.length > 0) flatten(nodes, this.#subgraphs, fieldSchemas, reducers);
     let hash: string | undefined;
     return Object.freeze({
       // Computed on first use: a run without a store never needs it, and it is a tenth of compile.
@@ -298,9 +390,11 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       ),
       def,
       schema: this.#options.state,
+      ...(this.#options.input && { input: this.#options.input }),
+      ...(this.#options.output && { output: this.#options.output }),
       entry: def.entry!,
       nodes,
-      fieldSchemas: new Map(Object.entries(shape)),
+      fieldSchemas,
       reducers,
     });
   }
@@ -349,9 +443,18 @@ function copyList<T>(list: readonly T[]): readonly T[] {
  *   .entry('plan')
  *   .compile();
  */
-export function graph<Schema extends z.ZodObject>(
+export function graph<
+  Schema extends z.ZodObject,
+  In extends z.ZodObject | undefined = undefined,
+  Out extends z.ZodObject | undefined = undefined,
+>(
   name: string,
-  options: GraphOptions<Schema>,
-): GraphBuilder<z.output<Schema>, never, z.input<Schema>> {
-  return new GraphBuilder(name, options);
+  options: GraphOptions<Schema> & { readonly input?: In; readonly output?: Out },
+): GraphBuilder<
+  z.output<Schema>,
+  never,
+  In extends z.ZodObject ? z.input<In> : z.input<Schema>,
+  Out extends z.ZodObject ? z.output<Out> : z.output<Schema>
+> {
+  return new GraphBuilder(name, options as GraphOptions<z.ZodObject>);
 }

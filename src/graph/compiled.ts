@@ -41,6 +41,45 @@ export interface RuntimeNode {
   readonly join:
     | { readonly def: JoinDef; readonly score: ((branchState: unknown) => number) | undefined }
     | undefined;
+  /** Set on a node of a subgraph (`review/plan`): where its state lives in the run's state. */
+  readonly scope?: Scope;
+  /**
+   * Set on a subgraph's entry (`review`) and exit (`review/__end__`): the step applies `fn`
+   * itself when the node is reached, as part of the transition that reached it, instead of
+   * scheduling an activation (no attempt, no commit of its own). `fn` is a pure mapping of the
+   * node's view, like a router, so a replay computes the same update. `enter` starts a child
+   * scope, `leave` ends one.
+   */
+  readonly inline?: Inline;
+}
+
+/**
+ * What an inline node computes: the update of its mapping, from its view of the state and, in a
+ * map branch, the branch's item.
+ *
+ * @example
+ * { scope: 'enter', fn: (state, { item }) => ({ '@review': { set: { draft: item } } }) }
+ */
+export interface Inline {
+  readonly scope: 'enter' | 'leave';
+  readonly fn: (
+    state: Readonly<Record<string, unknown>>,
+    branch: { readonly item: unknown; readonly index: number | undefined },
+  ) => unknown;
+}
+
+/**
+ * Where the nodes of a subgraph find their state: the private fields to descend through from
+ * the run's state (`['@review']`, `['@review', '@inner']` one level deeper), and the field schemas
+ * of the innermost graph, which its nodes' updates are parsed by before being wrapped back.
+ *
+ * @example
+ * { path: ['@review'], graph: 'review', fieldSchemas: reviewGraph.fieldSchemas }
+ */
+export interface Scope {
+  readonly path: readonly string[];
+  readonly graph: string;
+  readonly fieldSchemas: ReadonlyMap<string, z.ZodType>;
 }
 
 /**
@@ -64,7 +103,7 @@ export interface ReadAccess {
  * const g = graph('hello', { state }).node('greet', greet).edge('greet', END).entry('greet').compile();
  * console.log(JSON.stringify(g.def), g.hash);
  */
-export interface CompiledGraph<S = Record<string, unknown>, I = S> {
+export interface CompiledGraph<S = Record<string, unknown>, I = S, O = S> {
   readonly name: string;
   readonly version: number;
   /** The state schema's version; checkpoints of older versions are upgraded by `migrations`. */
@@ -78,11 +117,19 @@ export interface CompiledGraph<S = Record<string, unknown>, I = S> {
   /** sha256 of the declaration's structure; changes when nodes, edges, routes or options do. */
   readonly hash: string;
   readonly schema: z.ZodObject;
+  /** The fields a caller may set, when the graph declares an `input` schema. */
+  readonly input?: z.ZodObject;
+  /** The fields a run hands back as `result.output`, when the graph declares an `output` schema. */
+  readonly output?: z.ZodObject;
   readonly entry: string;
   readonly nodes: ReadonlyMap<string, RuntimeNode>;
   readonly fieldSchemas: ReadonlyMap<string, z.ZodType>;
   /** Reducer per field; fields absent here are replaced. */
   readonly reducers: ReadonlyMap<string, Reducer>;
-  /** Type-only carrier of the state and input types; always undefined at run time. */
-  readonly types?: { readonly state: S; readonly input: I };
+  /**
+   * Type-only carrier of the state, input and output types; always undefined at run time. The
+   * output is a method parameter so that a graph with an output schema still fits where any
+   * graph of its state is expected.
+   */
+  readonly types?: { readonly state: S; readonly input: I; output?(value: O): void };
 }

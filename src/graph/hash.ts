@@ -13,7 +13,13 @@ const key = (e: { from: string; to?: string }) => `${e.from}\u0000${e.to ?? ''}`
  * structuralHash(compiled.def) === compiled.hash;
  */
 export function structuralHash(def: GraphDef): string {
-  const canonical = {
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(def)))
+    .digest('hex');
+}
+
+function canonical(def: GraphDef): object {
+  return {
     name: def.name,
     version: def.version,
     fields: def.fields,
@@ -26,6 +32,11 @@ export function structuralHash(def: GraphDef): string {
       .sort((a, b) => (a.from < b.from ? -1 : 1)),
     // Branch order is meaningful (it is the merge order), so only the fan-outs are sorted.
     fanOuts: [...def.fanOuts].sort((a, b) => (key(a) < key(b) ? -1 : 1)),
+    // Added only when declared, so the hash of every graph without them is what it was.
+    ...(def.inputs !== undefined && { inputs: def.inputs }),
+    ...(def.outputs !== undefined && { outputs: def.outputs }),
+    ...(def.subgraphs !== undefined && {
+      subgraphs: [...def.subgraphs].sort(byName).map((s) => ({ ...s, graph: canonical(s.graph) })),
+    }),
   };
-  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }

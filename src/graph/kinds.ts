@@ -1,5 +1,5 @@
 /** What a node is for; the scheduler reads a kind's traits, never the kind itself. */
-export type NodeKind = 'code' | 'model' | 'person' | 'effect';
+export type NodeKind = 'code' | 'model' | 'person' | 'effect' | 'subgraph';
 
 /** What a node kind needs from the runtime, as data (no `if (kind === ...)` in shared code). */
 export interface KindTraits {
@@ -17,6 +17,8 @@ export const kindTraits: Readonly<Record<NodeKind, KindTraits>> = {
   // A person's answer is not retried: asking twice is a new question, not a new attempt.
   person: { retryable: false, opensWait: true, hasEffects: false },
   effect: { retryable: true, opensWait: false, hasEffects: true },
+  // A subgraph's mappings are deterministic, so they are not retried; its nodes retry inside.
+  subgraph: { retryable: false, opensWait: false, hasEffects: false },
 };
 
 export const nodeKinds = Object.keys(kindTraits) as readonly NodeKind[];

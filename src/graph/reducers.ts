@@ -9,6 +9,11 @@ export interface Reducer<T = unknown> {
   readonly name: string;
   // Method syntax on purpose: parameters stay bivariant so a Reducer<any[]> fits a string[] field.
   apply(current: T, update: T): T;
+  /**
+   * Optional: whether `update` replaces the current value whatever it is, so that folding many
+   * updates may skip the ones before it (a subgraph's slot when the child is entered or left).
+   */
+  replaces?(update: T): boolean;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { END } from './end.js';
-import type { GraphDef, JoinPolicy, NodeDef } from './types.js';
+import { exitOf } from './subgraph.js';
+import type { GraphDef, JoinPolicy, NodeDef, SubgraphDef } from './types.js';
 
 /**
  * A run drawn over its graph, as plain data (the CLI computes it from a stored trace).
@@ -38,6 +39,8 @@ interface Shape {
   readonly label: string;
   readonly state: 'plain' | 'visited' | 'stopped';
   readonly terminus: boolean;
+  /** The subgraphs the shape is drawn inside, outermost first, by path (`review`, `review/inner`). */
+  readonly clusters: readonly string[];
 }
 
 interface Link {
@@ -74,57 +77,99 @@ export function renderGraph(def: GraphDef, options: RenderOptions = {}): string 
 /** Nodes and links in output order, with the run's marks applied. */
 function layout(def: GraphDef, run: RunOverlay | undefined): { shapes: Shape[]; links: Link[] } {
   const ids = new Map<string, string>();
-  const named: { name: string; node: NodeDef | undefined }[] = [];
-  const declare = (name: string, node: NodeDef | undefined) => {
+  const named: { name: string; label: string; node: NodeDef | undefined; clusters: string[] }[] =
+    [];
+  const declare = (
+    name: string,
+    node: NodeDef | undefined,
+    label = name,
+    clusters: string[] = [],
+  ) => {
     const id = `n${named.length}`;
     ids.set(name, id);
-    named.push({ name, node });
+    named.push({ name, label, node, clusters });
     return id;
   };
-  // The first declaration of a name wins, as in the validator; END is never a node.
-  for (const node of def.nodes) {
-    if (
-      typeof node.name === 'string' &&
-      node.name !== '' &&
-      node.name !== END &&
-      !ids.has(node.name)
-    )
-      declare(node.name, node);
-  }
+  // A subgraph is drawn as a block holding its node (the entry that maps the input in), the
+  // child's nodes under its path, and the END of the child, which the node's own links leave
+  // from: the same nodes a run of it visits (`review`, `review/plan`, `review/__end__`).
+  const declareAll = (d: GraphDef, prefix: string, clusters: string[]) => {
+    const subgraphs = new Map((d.subgraphs ?? []).map((sub) => [sub.name, sub]));
+    // The first declaration of a name wins, as in the validator; END is never a node.
+    for (const node of d.nodes) {
+      const name = typeof node.name === 'string' ? prefix + node.name : node.name;
+      if (typeof node.name !== 'string' || node.name === '' || node.name === END || ids.has(name))
+        continue;
+      const sub = subgraphs.get(node.name);
+      if (sub === undefined) {
+        declare(name, node, node.name, clusters);
+        continue;
+      }
+      const inner = [...clusters, name];
+      declare(name, node, node.name, inner);
+      declareAll(sub.graph, `${name}/`, inner);
+      declare(exitOf(name), undefined, 'END', inner);
+    }
+  };
+  declareAll(def, '', []);
   const idOf = (name: string) =>
     name === END ? endId : (ids.get(name) ?? declare(name, undefined));
 
   const links: Link[] = [];
-  const link = (from: string, to: string, kind: LinkKind, label?: string) =>
-    links.push({ from: idOf(from), to: idOf(to), kind, label, taken: false });
   const start: Link | undefined =
     def.entry === null
       ? undefined
       : { from: startId, to: idOf(def.entry), kind: 'edge', label: undefined, taken: false };
   if (start) links.push(start);
   const joinOf = new Map<string, string>(); // join node -> the node that fans out to it
-  for (const fanOut of def.fanOuts)
-    if (!joinOf.has(fanOut.join)) joinOf.set(fanOut.join, fanOut.from);
-  for (const edge of def.edges) {
-    if (joinOf.has(edge.to)) link(edge.from, edge.to, 'join', 'join');
-    else link(edge.from, edge.to, 'edge');
-  }
-  for (const route of def.routes) {
-    for (const target of listOf(route.targets)) link(route.from, target, 'route', 'route');
-  }
-  for (const fanOut of def.fanOuts) {
-    if (fanOut.kind === 'map') link(fanOut.from, fanOut.branch, 'map', `map over ${fanOut.over}`);
-    else
-      for (const branch of listOf(fanOut.branches)) link(fanOut.from, branch, 'fan-out', 'fan-out');
-  }
-  for (const { name, node } of named) {
-    if (node?.onError !== undefined) link(name, node.onError, 'error', 'onError');
-  }
-  // A terminal node ends its path as if it had an edge to END: draw that edge unless it exists.
-  const toEnd = new Set(links.filter((l) => l.to === endId).map((l) => l.from));
-  for (const { name, node } of named) {
-    if (node?.terminal === true && !toEnd.has(ids.get(name)!)) link(name, END, 'edge');
-  }
+  // The links of one graph, its names under `prefix`; END is `end` inside a subgraph, and a
+  // subgraph node's own links leave from the END of its child.
+  const linkAll = (d: GraphDef, prefix: string, end: string) => {
+    const subgraphs = new Map((d.subgraphs ?? []).map((sub) => [sub.name, sub]));
+    const at = (name: string) => (name === END ? end : prefix + name);
+    const out = (name: string) => (subgraphs.has(name) ? exitOf(prefix + name) : prefix + name);
+    const link = (from: string, to: string, kind: LinkKind, label?: string) =>
+      links.push({ from: idOf(from), to: idOf(to), kind, label, taken: false });
+    const joins = new Set<string>();
+    for (const fanOut of d.fanOuts) {
+      joins.add(fanOut.join);
+      if (!joinOf.has(at(fanOut.join))) joinOf.set(at(fanOut.join), at(fanOut.from));
+    }
+    for (const edge of d.edges) {
+      if (joins.has(edge.to)) link(out(edge.from), at(edge.to), 'join', 'join');
+      else link(out(edge.from), at(edge.to), 'edge');
+    }
+    for (const route of d.routes) {
+      for (const target of listOf(route.targets))
+        link(out(route.from), at(target), 'route', 'route');
+    }
+    for (const fanOut of d.fanOuts) {
+      const from = out(fanOut.from);
+      if (fanOut.kind === 'map') link(from, at(fanOut.branch), 'map', `map over ${fanOut.over}`);
+      else
+        for (const branch of listOf(fanOut.branches)) link(from, at(branch), 'fan-out', 'fan-out');
+    }
+    for (const node of d.nodes) {
+      if (node?.onError !== undefined)
+        link(prefix + node.name, at(node.onError), 'error', 'onError');
+    }
+    // A terminal node ends its path as if it had an edge to END: draw that edge unless it exists.
+    const toEnd = new Set(d.edges.filter((e) => e.to === END).map((e) => e.from));
+    for (const node of d.nodes) {
+      if (node?.terminal === true && !toEnd.has(node.name)) link(out(node.name), at(END), 'edge');
+    }
+    for (const sub of subgraphs.values()) linkChild(sub, prefix, link);
+  };
+  const linkChild = (
+    sub: SubgraphDef,
+    prefix: string,
+    link: (from: string, to: string, kind: LinkKind) => void,
+  ) => {
+    const name = prefix + sub.name;
+    if (sub.graph.entry !== null) link(name, `${name}/${sub.graph.entry}`, 'edge');
+    linkAll(sub.graph, `${name}/`, exitOf(name));
+  };
+  linkAll(def, '', END);
 
   // Grouped by source in declaration order, so the text reads top-down like the graph; the
   // sort is stable, so one node's links keep the order above (edge, route, fan-out, onError).
@@ -134,24 +179,67 @@ function layout(def: GraphDef, run: RunOverlay | undefined): { shapes: Shape[]; 
   const counts = new Map<string, number>();
   const stopped = new Set<string>();
   if (run) {
-    markTaken(run, ids, links, start, joinOf);
-    for (const name of run.path) counts.set(name, (counts.get(name) ?? 0) + 1);
+    const path = withSubgraphSteps(def, run.path);
+    markTaken({ ...run, path }, ids, links, start, joinOf);
+    for (const name of path) counts.set(name, (counts.get(name) ?? 0) + 1);
     for (const [name, count] of Object.entries(run.counts)) counts.set(name, count);
     for (const name of run.stoppedAt ?? []) stopped.add(name);
   }
   const shapes: Shape[] = start
-    ? [{ id: startId, label: 'START', state: 'plain', terminus: true }]
+    ? [{ id: startId, label: 'START', state: 'plain', terminus: true, clusters: [] }]
     : [];
-  for (const [i, { name, node }] of named.entries()) {
+  for (const [i, { name, label: text, node, clusters }] of named.entries()) {
     const count = counts.get(name) ?? 0;
     const state = stopped.has(name) ? 'stopped' : count > 0 ? 'visited' : 'plain';
-    const markers = node === undefined ? ['undeclared'] : markersOf(node);
-    const label = `${name}${count > 0 ? ` ×${count}` : ''}${markers.length > 0 ? ` (${markers.join(', ')})` : ''}`;
-    shapes.push({ id: `n${i}`, label, state, terminus: false });
+    const exit = node === undefined && clusters.length > 0 && name === exitOf(clusters.at(-1)!);
+    const markers = node === undefined ? (exit ? [] : ['undeclared']) : markersOf(node);
+    const label = `${text}${count > 0 ? ` ×${count}` : ''}${markers.length > 0 ? ` (${markers.join(', ')})` : ''}`;
+    shapes.push({ id: `n${i}`, label, state, terminus: exit, clusters });
   }
   if (links.some((l) => l.to === endId))
-    shapes.push({ id: endId, label: 'END', state: 'plain', terminus: true });
+    shapes.push({ id: endId, label: 'END', state: 'plain', terminus: true, clusters: [] });
   return { shapes, links };
+}
+
+/**
+ * A run's path with the steps that enter and leave subgraphs put back: they are applied inline,
+ * so a trace has no entry of its own for them (`review` before `review/plan`, `review/__end__`
+ * after the child's last node). Read from the names: a child's entry node opens its subgraph
+ * again (a loop around it); a node outside it closes it.
+ */
+function withSubgraphSteps(def: GraphDef, path: readonly string[]): readonly string[] {
+  const entries = new Map<string, string>(); // child entry node -> its subgraph's node
+  const collect = (d: GraphDef, prefix: string) => {
+    for (const sub of d.subgraphs ?? []) {
+      const name = prefix + sub.name;
+      if (sub.graph.entry !== null) entries.set(`${name}/${sub.graph.entry}`, name);
+      collect(sub.graph, `${name}/`);
+    }
+  };
+  collect(def, '');
+  if (entries.size === 0) return path;
+  const subgraphs = new Set(entries.values());
+  const out: string[] = [];
+  const open: string[] = [];
+  const close = (keep: number) => {
+    while (open.length > keep) out.push(exitOf(open.pop()!));
+  };
+  for (const name of path) {
+    const within = [...subgraphs].filter((sub) => name.startsWith(`${sub}/`)).sort();
+    let common = 0;
+    while (common < open.length && open[common] === within[common]) common++;
+    const reentered = entries.get(name);
+    if (reentered !== undefined && open.at(-1) === reentered)
+      common = Math.min(common, open.length - 1);
+    close(common);
+    for (const sub of within.slice(common)) {
+      out.push(sub);
+      open.push(sub);
+    }
+    out.push(name);
+  }
+  close(0);
+  return out;
 }
 
 function markersOf(node: NodeDef): string[] {
@@ -215,6 +303,40 @@ function markTaken(
   }
 }
 
+/**
+ * Walks the shapes in order, opening and closing the blocks of the subgraphs they are inside
+ * (a subgraph's shapes are declared together, so each block opens once). Indentation depth 1
+ * is the top level.
+ */
+function clustered(
+  shapes: readonly Shape[],
+  emit: {
+    readonly open: (path: string, id: string, depth: number) => void;
+    readonly shape: (shape: Shape, depth: number) => void;
+    readonly close: (depth: number) => void;
+  },
+): void {
+  const stack: string[] = [];
+  let opened = 0;
+  for (const s of shapes) {
+    let common = 0;
+    while (common < stack.length && stack[common] === s.clusters[common]) common++;
+    while (stack.length > common) {
+      stack.pop();
+      emit.close(stack.length + 1);
+    }
+    for (const path of s.clusters.slice(common)) {
+      emit.open(path, `sub${opened++}`, stack.length + 1);
+      stack.push(path);
+    }
+    emit.shape(s, stack.length + 1);
+  }
+  while (stack.length > 0) {
+    stack.pop();
+    emit.close(stack.length + 1);
+  }
+}
+
 // ---- Mermaid ----------------------------------------------------------------------------
 
 const mermaidArrows: Readonly<Record<LinkKind, string>> = {
@@ -235,10 +357,15 @@ function mermaid(
   // A caption is YAML front matter; a JSON string is a valid YAML scalar.
   const out = caption === undefined ? [] : ['---', `title: ${JSON.stringify(caption)}`, '---'];
   out.push('flowchart TD');
-  for (const s of shapes) {
-    const text = `"${mermaidText(s.label)}"`;
-    out.push(`  ${s.id}${s.terminus ? `([${text}])` : `[${text}]`}`);
-  }
+  clustered(shapes, {
+    open: (path, id, depth) =>
+      out.push(`${'  '.repeat(depth)}subgraph ${id}["${mermaidText(path)}"]`),
+    shape: (s, depth) => {
+      const text = `"${mermaidText(s.label)}"`;
+      out.push(`${'  '.repeat(depth)}${s.id}${s.terminus ? `([${text}])` : `[${text}]`}`);
+    },
+    close: (depth) => out.push(`${'  '.repeat(depth)}end`),
+  });
   for (const l of links) {
     const label = l.label === undefined ? '' : `|"${mermaidText(l.label)}"|`;
     out.push(`  ${l.from} ${mermaidArrows[l.kind]}${label} ${l.to}`);
@@ -283,15 +410,27 @@ function dot(
   const out = [`digraph ${dotText(name)} {`, '  rankdir=TB;'];
   if (caption !== undefined) out.push(`  label=${dotText(caption)};`, '  labelloc=t;');
   out.push('  node [shape=box, style=rounded];');
-  for (const s of shapes) {
-    const attrs = [`label=${dotText(s.label)}`];
-    if (s.terminus) attrs.push('shape=oval');
-    if (s.state === 'visited')
-      attrs.push('style="rounded,filled"', 'fillcolor="#dcfce7"', 'color="#16a34a"');
-    if (s.state === 'stopped')
-      attrs.push('style="rounded,filled"', 'fillcolor="#fee2e2"', 'color="#dc2626"', 'penwidth=2');
-    out.push(`  ${dotText(s.id)} [${attrs.join(', ')}];`);
-  }
+  clustered(shapes, {
+    open: (path, id, depth) => {
+      const pad = '  '.repeat(depth);
+      out.push(`${pad}subgraph ${dotText(`cluster_${id}`)} {`, `${pad}  label=${dotText(path)};`);
+    },
+    shape: (s, depth) => {
+      const attrs = [`label=${dotText(s.label)}`];
+      if (s.terminus) attrs.push('shape=oval');
+      if (s.state === 'visited')
+        attrs.push('style="rounded,filled"', 'fillcolor="#dcfce7"', 'color="#16a34a"');
+      if (s.state === 'stopped')
+        attrs.push(
+          'style="rounded,filled"',
+          'fillcolor="#fee2e2"',
+          'color="#dc2626"',
+          'penwidth=2',
+        );
+      out.push(`${'  '.repeat(depth)}${dotText(s.id)} [${attrs.join(', ')}];`);
+    },
+    close: (depth) => out.push(`${'  '.repeat(depth)}}`),
+  });
   for (const l of links) {
     const attrs = l.label === undefined ? [] : [`label=${dotText(l.label)}`];
     attrs.push(...dotStyles[l.kind].filter((a) => !(l.taken && a.startsWith('color='))));

@@ -137,6 +137,38 @@ export interface GraphDef {
   readonly edges: readonly EdgeDef[];
   readonly routes: readonly RouteDef[];
   readonly fanOuts: readonly FanOutDef[];
+  /** The fields a caller may set (`input` schema); absent: every field. */
+  readonly inputs?: readonly string[];
+  /** The fields a run hands back as its output (`output` schema); absent: the state. */
+  readonly outputs?: readonly string[];
+  /** Graphs run as one node of this one, by the name of that node; absent: none. */
+  readonly subgraphs?: readonly SubgraphDef[];
+}
+
+/**
+ * A compiled graph run as node `name` of another (`.subgraph()`), as data. Its state lives in
+ * the private field `slot` of the enclosing state while it runs; a mapping is a record of field
+ * names (checked against both schemas) or `'function'`, which the validator cannot look into.
+ */
+export interface SubgraphDef {
+  readonly name: string;
+  readonly slot: string;
+  readonly graph: GraphDef;
+  /** Child input field -> parent field it is read from. */
+  readonly input: Readonly<Record<string, string>> | 'function';
+  /** Parent field -> child output field it is set from. */
+  readonly output: Readonly<Record<string, string>> | 'function';
+}
+
+/** Options of `ctx.emit`. */
+export interface EmitOptions {
+  /**
+   * Told at once to the watchers of this drive of the run (its `watch` option, and the clients of
+   * `waymark serve` that drives it), while the node runs, and never recorded: a watcher that
+   * comes later, or reads the store, never sees it. For progress that only matters live, such
+   * as a model's token deltas (`model({ stream: true })`).
+   */
+  readonly ephemeral?: boolean;
 }
 
 /**
@@ -205,7 +237,7 @@ export interface NodeContext {
    * a watcher in another process, or one that comes later, sees it too, once: it reaches them
    * when the attempt ends (see docs/streaming.md).
    */
-  emit(name: string, data?: unknown): void;
+  emit(name: string, data?: unknown, options?: EmitOptions): void;
   /** Records one turn of a loop inside this attempt (an agent's model call and tool calls). */
   turn(turn: TurnRecord): void;
   /** What the run had spent when this attempt started, and its budget. */

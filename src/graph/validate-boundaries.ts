@@ -19,7 +19,7 @@ const declared: Readonly<Record<Via, string>> = {
  * branch are fine: the branch carries its token around them.
  *
  * `regions` are the nodes of each branch (entry up to the join, not including it).
- * `leaky` says a branch already escapes (`BRANCH_ESCAPES`, `FANOUT_NESTED`): its region then
+ * `leaky` says a branch already escapes (`BRANCH_ESCAPES`): its region then
  * holds nodes outside the fan-out, whose ordinary ways in are not mistakes of their own, so
  * the ways in are checked again once that is fixed.
  */

@@ -86,7 +86,8 @@ export function checkParallel(
     fanOut.entries.forEach((entry) => {
       const { region, reachesJoin } = regionOf(entry, fanOut.join, s.exits);
       regions.push(region);
-      // A fan-out node inside a region is already an error (escape, nesting), not a branch node.
+      // A fan-out node inside a region (a nested fan-out, or one a branch loops back to) is
+      // not warned about as a branch node: its own branches are.
       for (const i of region) if (!startsFanOut.has(i)) inBranch[i] = 1;
       if (branchNodes) for (const i of region) branchNodes.add(nodes[i]!.name);
       const entryName = nodes[entry]!.name;
@@ -117,13 +118,6 @@ export function checkParallel(
             {
               node: name,
             },
-          );
-        } else if (startsFanOut.has(i)) {
-          escaped.add(i);
-          report(
-            'FANOUT_NESTED',
-            `node "${name}" starts a fan-out inside a branch of the fan-out at "${fromName}"`,
-            { node: name },
           );
         }
       }

@@ -7,6 +7,7 @@ import { Spelling } from './internal/spelling.js';
 import type { GraphDef, NodeDef } from './types.js';
 import { checkNodeOptions, isPositiveInt, show } from './validate-options.js';
 import { checkParallel, resolveFanOuts } from './validate-parallel.js';
+import { checkSubgraphs } from './validate-subgraphs.js';
 
 const hints: Readonly<Record<DiagnosticCode, string>> = {
   ENTRY_MISSING: 'call .entry(name) with the node the run starts at',
@@ -32,7 +33,6 @@ const hints: Readonly<Record<DiagnosticCode, string>> = {
   FANOUT_EMPTY: 'list at least one branch entry node',
   FANOUT_CONFLICT: "a fan-out is the node's only way on: remove its edge, router or second fan-out",
   FANOUT_JOIN_UNREACHABLE: 'add an edge from the end of the branch to its join',
-  FANOUT_NESTED: 'move the inner fan-out after the join, or into a subgraph run by one node',
   BRANCH_ESCAPES:
     'end every path of the branch with an edge to its join, not END or the fan-out node',
   BRANCH_ENTERED:
@@ -309,6 +309,7 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
     if (!fields.has(field))
       report('FIELD_UNKNOWN', `a reducer is declared for "${field}", which is not a state field`);
   }
+  checkSubgraphs(def, report, validate);
 
   const exits = edges.compress(n);
 

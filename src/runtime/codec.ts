@@ -30,7 +30,11 @@ const eventTypes = new Set(Object.keys(knownEventTypes));
  * is recomputed on load instead of being written once per branch. Values JSON cannot hold
  * (a Date) are tagged when the graph's state can hold them (values.ts).
  */
-export function encodeSnapshot(snapshot: Snapshot, graph: CompiledGraph): string {
+export function encodeSnapshot(
+  snapshot: Snapshot,
+  graph: CompiledGraph,
+  traceparent?: string,
+): string {
   const fanOuts: Record<string, unknown> = {};
   for (const [id, fanOut] of Object.entries(snapshot.fanOuts)) {
     fanOuts[id] = {
@@ -38,6 +42,9 @@ export function encodeSnapshot(snapshot: Snapshot, graph: CompiledGraph): string
       branches: fanOut.branches.map(({ state: _state, ...rest }) => rest),
     };
   }
+  // The trace context of the segment that wrote it goes first, where a resume reads it without
+  // parsing the snapshot (trace-context.ts); it is not part of the checkpoint.
+  if (traceparent !== undefined) return stringify({ traceparent, ...snapshot, fanOuts }, graph);
   return stringify({ ...snapshot, fanOuts }, graph);
 }
 
@@ -61,11 +68,22 @@ export function decodeSnapshot(graph: CompiledGraph, text: string, runId: string
     isObject(value.fanOuts) &&
     isObject(value.limits);
   if (!ok) throw corrupt(runId, 'its snapshot does not have the shape of a waymark checkpoint');
+  if (value.traceparent !== undefined) delete value.traceparent;
   const state = deepFreeze(value.state) as Snapshot['state'];
+  const stored = value.fanOuts as Record<string, FanOut>;
   const fanOuts: Record<string, FanOut> = {};
-  for (const [id, stored] of Object.entries(value.fanOuts as Record<string, FanOut>)) {
-    const branches = stored.branches.map((b): Branch => {
-      let branchState = state;
+  // A fan-out opened inside a branch starts from that branch's state: its parent first.
+  const load = (id: string): FanOut => {
+    const done = fanOuts[id];
+    if (done !== undefined) return done;
+    const fanOut = stored[id]!;
+    const { parent } = fanOut;
+    const base =
+      parent === undefined || stored[parent.fanOut] === undefined
+        ? state
+        : load(parent.fanOut).branches[parent.index]!.state;
+    const branches = fanOut.branches.map((b): Branch => {
+      let branchState = base;
       for (const fields of b.updates) {
         const merged = mergeFields(graph, branchState, deepFreeze(fields));
         // The live run merged these same fields; a reducer that throws now was changed since.
@@ -79,8 +97,10 @@ export function decodeSnapshot(graph: CompiledGraph, text: string, runId: string
       }
       return { ...b, state: branchState };
     });
-    fanOuts[id] = { ...stored, branches };
-  }
+    fanOuts[id] = { ...fanOut, branches };
+    return fanOuts[id]!;
+  };
+  for (const id of Object.keys(stored)) load(id);
   // Checkpoints written before spend and quarantine were recorded have neither: none yet.
   const spent = isObject(value.spent)
     ? (value.spent as Snapshot['spent'])
@@ -127,7 +147,7 @@ type StoredEntry = [
   durationMs: number,
   status: TraceEntry['status'],
   retried: boolean,
-  optional?: Pick<TraceEntry, 'reused' | 'usage' | 'turns' | 'error'>,
+  optional?: Pick<TraceEntry, 'within' | 'reused' | 'usage' | 'turns' | 'error'>,
 ];
 
 const fieldCount = 8;
@@ -151,9 +171,16 @@ function storedEntry(entry: TraceEntry): StoredEntry {
     status,
     retried,
   ];
-  const { reused, usage, turns, error } = entry;
-  if (reused !== undefined || usage !== undefined || turns !== undefined || error !== undefined) {
+  const { within, reused, usage, turns, error } = entry;
+  if (
+    within !== undefined ||
+    reused !== undefined ||
+    usage !== undefined ||
+    turns !== undefined ||
+    error !== undefined
+  ) {
     stored.push({
+      ...(within !== undefined && { within }),
       ...(reused !== undefined && { reused }),
       ...(usage !== undefined && { usage }),
       ...(turns !== undefined && { turns }),

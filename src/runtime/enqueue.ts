@@ -1,4 +1,5 @@
 import type { CompiledGraph } from '../graph/compiled.js';
+import { startState } from '../graph/run-input.js';
 import type { Store, WorkQueue } from '../store/store.js';
 import { newRunId, systemClock } from './clock.js';
 import { initialSnapshot } from './core/checkpoint.js';
@@ -7,7 +8,6 @@ import { Journal } from './journal.js';
 import { checkOptions } from './run.js';
 import { runLimits } from './run-limits.js';
 import type { RunOptions } from './run-types.js';
-import { schemaMismatch } from './schema-mismatch.js';
 
 /** Options of {@link enqueue}: those of a run that the workers who drive it keep. */
 export type EnqueueOptions = Pick<
@@ -22,6 +22,7 @@ export type EnqueueOptions = Pick<
   | 'clock'
   | 'pauseBefore'
   | 'pauseAfter'
+  | 'telemetry'
 >;
 
 /**
@@ -34,29 +35,44 @@ export type EnqueueOptions = Pick<
  * @example
  * const runId = await enqueue(store, triage, { issue: 'login fails' });
  */
-export async function enqueue<S, I>(
+export async function enqueue<S, I, O>(
   store: Store & WorkQueue,
-  graph: CompiledGraph<S, I>,
+  graph: CompiledGraph<S, I, O>,
   input: I,
   options: EnqueueOptions = {},
 ): Promise<string> {
-  const parsed = graph.schema.safeParse(input);
-  if (!parsed.success) {
-    throw schemaMismatch(
-      'INPUT_INVALID',
-      `input does not match the state of "${graph.name}"`,
-      parsed.error,
-    );
-  }
+  const parsed = { data: startState(graph as CompiledGraph, input) };
   checkOptions(options);
   const clock = options.clock ?? systemClock;
   const limits = runLimits(graph as CompiledGraph, options, clock);
   const g = graph as CompiledGraph;
   const runId = options.runId ?? newRunId();
   const snapshot = initialSnapshot(g, runId, deepFreeze(parsed.data), limits);
-  await Journal.create(store, g, snapshot, clock, options.snapshotEvery, options.labels);
-  // An inbox item is what wakes an idle worker at once (a notification); without it the run
-  // would wait for the next poll.
-  await store.wake(runId, clock.now());
+  // Traced, the run starts with a short segment of its own: the workers' task spans are its
+  // children, and the run keeps its trace context from its first snapshot on.
+  const segment = options.telemetry?.segment({
+    runId,
+    graph: { name: g.name, hash: g.hash, version: g.version },
+    cause: 'enqueued',
+    readBack: 0,
+  });
+  try {
+    await Journal.create(
+      store,
+      g,
+      snapshot,
+      clock,
+      options.snapshotEvery,
+      options.labels,
+      segment?.traceparent,
+    );
+    // An inbox item is what wakes an idle worker at once (a notification); without it the run
+    // would wait for the next poll.
+    await store.wake(runId, clock.now());
+  } catch (error) {
+    segment?.ended({ status: snapshot.status, steps: 0, thrown: error });
+    throw error;
+  }
+  segment?.ended({ status: snapshot.status, steps: 0 });
   return runId;
 }

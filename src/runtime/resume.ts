@@ -1,7 +1,7 @@
 import { storeLedger } from '../effects/ledger.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import type { Lease, Store } from '../store/store.js';
+import type { Lease, LoadedRun, Store } from '../store/store.js';
 import { systemClock } from './clock.js';
 import type { RunEvent, Snapshot } from './core/snapshot.js';
 import { currentSnapshot } from './current.js';
@@ -15,6 +15,7 @@ import { resumability } from './resumability.js';
 import { checkOptions } from './run.js';
 import type { RunOptions, RunResult } from './run-types.js';
 import { traceOf } from './trace.js';
+import { storedTraceparent } from './trace-context.js';
 import { resumeEvents } from './waits.js';
 
 /**
@@ -47,12 +48,12 @@ export type ResumeOptions = Omit<
  * const first = await run(g, input, { store });       // failed at step 5
  * const second = await resume(store, g, first.runId);  // runs step 5 on, reads 1-4 back
  */
-export async function resume<S, I>(
+export async function resume<S, I, O = S>(
   store: Store,
-  graph: CompiledGraph<S, I>,
+  graph: CompiledGraph<S, I, O>,
   runId: string,
   options: ResumeOptions = {},
-): Promise<RunResult<S>> {
+): Promise<RunResult<S, O>> {
   checkOptions(options);
   const g = graph as CompiledGraph;
   // The run is loaded once this process owns it: nobody can move it between the load and the
@@ -75,7 +76,7 @@ export async function resume<S, I>(
   }
   if (plan.events.length === 0) {
     await letGo(store, lease, me.done);
-    return resultOf(plan.snapshot, traceOf([])) as RunResult<S>;
+    return resultOf(plan.snapshot, traceOf([]), g) as RunResult<S, O>;
   }
   const clock = options.clock ?? systemClock;
   const journal = new Journal(store, g, runId, plan.seq, clock, {
@@ -89,8 +90,9 @@ export async function resume<S, I>(
     ledger: storeLedger(store, runId, () => clock.now()),
     hashInputs: true,
     lease: { lease, leaseMs, done: me.done },
+    previousTrace: plan.traceparent,
   });
-  return orchestrator.drive(plan.snapshot, plan.events) as Promise<RunResult<S>>;
+  return orchestrator.drive(plan.snapshot, plan.events) as Promise<RunResult<S, O>>;
 }
 
 /** What a resume will do: the run as it stands, and the events that continue it (none: nothing). */
@@ -98,6 +100,8 @@ interface Plan {
   readonly snapshot: Snapshot;
   readonly seq: number;
   readonly events: readonly RunEvent[];
+  /** The trace context the segment before stored with the run, for the next one to link to. */
+  readonly traceparent?: string | undefined;
 }
 
 async function planResume(
@@ -108,6 +112,17 @@ async function planResume(
 ): Promise<Plan> {
   const loaded = await store.loadRun(runId);
   if (loaded === undefined) throw refuse('RUN_NOT_FOUND', `there is no run "${runId}"`);
+  const plan = await planLoaded(store, graph, runId, loaded, options);
+  return { ...plan, traceparent: storedTraceparent(loaded.snapshot.data) };
+}
+
+async function planLoaded(
+  store: Store,
+  graph: CompiledGraph,
+  runId: string,
+  loaded: LoadedRun,
+  options: ResumeOptions,
+): Promise<Plan> {
   const snapshot = currentSnapshot(graph, loaded);
   const seq = loaded.run.seq;
   const now = (options.clock ?? systemClock).now();

@@ -43,12 +43,12 @@ export interface RewindOptions extends ResumeOptions {
  *   update: { notes: ['the second section misstates the pricing change'] },
  * });
  */
-export async function rewind<S, I>(
+export async function rewind<S, I, O = S>(
   store: Store,
-  graph: CompiledGraph<S, I>,
+  graph: CompiledGraph<S, I, O>,
   runId: string,
   options: RewindOptions,
-): Promise<RunResult<S>> {
+): Promise<RunResult<S, O>> {
   const g = graph as CompiledGraph;
   const record = await store.getRun(runId);
   if (record === undefined) throw refuse('RUN_NOT_FOUND', `there is no run "${runId}"`);
@@ -130,7 +130,7 @@ export async function rewind<S, I>(
     reuse,
     lease: { lease, leaseMs, done: me.done },
   });
-  return orchestrator.drive(start, [{ type: 'resumed' }]) as Promise<RunResult<S>>;
+  return orchestrator.drive(start, [{ type: 'resumed' }]) as Promise<RunResult<S, O>>;
 }
 
 function refuse(code: 'RUN_NOT_FOUND' | 'GRAPH_MISMATCH' | 'OPTIONS_INVALID', message: string) {

@@ -4,6 +4,7 @@ import type { Store } from '../store/store.js';
 import type { Clock } from './clock.js';
 import type { QuarantineEntry } from './core/snapshot.js';
 import type { StreamEvent } from './stream.js';
+import type { Telemetry } from './telemetry.js';
 import type { Trace, TraceEntry } from './trace.js';
 
 /** An attempt that has just started, as {@link RunOptions.onAttemptStart} sees it. */
@@ -54,6 +55,11 @@ export interface RunOptions {
   readonly watch?: (event: StreamEvent) => void;
   /** With `watch`: completion events carry the run's state after them. */
   readonly watchStates?: boolean;
+  /**
+   * Who is told of this drive of the run, e.g. `otel()` from `waymark/otel` for OpenTelemetry
+   * spans. Not kept with the run: pass it again to `resume`. See docs/telemetry.md.
+   */
+  readonly telemetry?: Telemetry;
   /** Where the run is checkpointed as it goes; without one the run lives in memory only. */
   readonly store?: Store;
   /**
@@ -83,10 +89,12 @@ export interface RunOptions {
   readonly leaseMs?: number;
 }
 
-interface ResultBase<S> {
+interface ResultBase<S, O> {
   readonly runId: string;
   /** The state when the run stopped, deeply frozen. */
   readonly state: S;
+  /** The fields of the graph's `output` schema, from `state`; the state itself when it has none. */
+  readonly output: O;
   readonly trace: Trace;
   /** Every error value recorded, including those a route handled. */
   readonly errors: readonly ErrorValue[];
@@ -102,9 +110,9 @@ interface ResultBase<S> {
  * How a run ended. `failed`, `cancelled` and `timed_out` carry the error that ended it; a
  * `succeeded` run may still list handled errors in `errors`.
  */
-export type RunResult<S = Record<string, unknown>> =
-  | (ResultBase<S> & { readonly status: 'succeeded' | 'waiting' })
-  | (ResultBase<S> & {
+export type RunResult<S = Record<string, unknown>, O = S> =
+  | (ResultBase<S, O> & { readonly status: 'succeeded' | 'waiting' })
+  | (ResultBase<S, O> & {
       readonly status: 'failed' | 'cancelled' | 'timed_out';
       readonly error: ErrorValue;
     });

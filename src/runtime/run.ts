@@ -2,6 +2,7 @@ import { memoryLedger, storeLedger } from '../effects/ledger.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import { maxTimerMs } from '../graph/limits.js';
+import { startState } from '../graph/run-input.js';
 import type { Lease } from '../store/store.js';
 import { newRunId, systemClock } from './clock.js';
 import { initialSnapshot } from './core/checkpoint.js';
@@ -13,32 +14,25 @@ import { defaultLeaseMs, takeRun } from './ownership.js';
 import { reuseIndex } from './reuse.js';
 import { runLimits } from './run-limits.js';
 import type { RunOptions, RunResult } from './run-types.js';
-import { schemaMismatch } from './schema-mismatch.js';
 
 /** Default run-level step limit: generous for real graphs, small enough to stop a runaway fast. */
 
 /**
  * Runs a compiled graph in this process until it finishes, fails, is cancelled or times out.
  * Node failures never reject the promise: they are values in the result.
- * @throws WaymarkError `INPUT_INVALID` when `input` does not match the state schema.
+ * @throws WaymarkError `INPUT_INVALID` when `input` does not match the state schema (or the
+ * graph's `input` schema), `INPUT_NOT_ALLOWED` when it sets a field outside the `input` schema.
  *
  * @example
  * const result = await run(g, { claim: 'water boils at 100 C' });
  * if (result.status === 'failed') console.error(result.error.code, result.error.message);
  */
-export async function run<S, I>(
-  graph: CompiledGraph<S, I>,
+export async function run<S, I, O = S>(
+  graph: CompiledGraph<S, I, O>,
   input: I,
   options: RunOptions = {},
-): Promise<RunResult<S>> {
-  const parsed = graph.schema.safeParse(input);
-  if (!parsed.success) {
-    throw schemaMismatch(
-      'INPUT_INVALID',
-      `input does not match the state of "${graph.name}"`,
-      parsed.error,
-    );
-  }
+): Promise<RunResult<S, O>> {
+  const parsed = { data: startState(graph as CompiledGraph, input) };
   checkOptions(options);
   const clock = options.clock ?? systemClock;
   const limits = runLimits(graph as CompiledGraph, options, clock);
@@ -52,7 +46,7 @@ export async function run<S, I>(
       ledger: memoryLedger(),
       hashInputs: false,
     });
-    return orchestrator.drive(snapshot, [{ type: 'started' }]) as Promise<RunResult<S>>;
+    return orchestrator.drive(snapshot, [{ type: 'started' }]) as Promise<RunResult<S, O>>;
   }
   const reuse =
     options.reuseFrom === undefined ? undefined : await reuseIndex(store, options.reuseFrom);
@@ -83,7 +77,7 @@ export async function run<S, I>(
     lease: { lease, leaseMs, done: me.done },
     ...(reuse && { reuse }),
   });
-  return orchestrator.drive(snapshot, [{ type: 'started' }]) as Promise<RunResult<S>>;
+  return orchestrator.drive(snapshot, [{ type: 'started' }]) as Promise<RunResult<S, O>>;
 }
 
 /** Rejects run options a run cannot honour, before anything is recorded. */

@@ -18,6 +18,8 @@ export interface TaskInput {
   readonly spent: Spend;
   readonly limits: RunLimits;
   readonly inputHash: string | undefined;
+  /** The trace context the run held when the task was scheduled: its worker span's parent. */
+  readonly traceparent?: string;
 }
 
 /**
@@ -33,9 +35,10 @@ export function taskOf(
   graph: CompiledGraph,
   snapshot: Snapshot,
   activation: Activation,
+  traceparent?: string,
 ): TaskRecord {
   const node = graph.nodes.get(activation.node)!;
-  const view = viewOf(snapshot.state, snapshot.fanOuts, activation);
+  const view = viewOf(snapshot.state, snapshot.fanOuts, activation, node);
   const reads = node.def.reads;
   let state = view.state;
   if (reads !== undefined) {
@@ -53,6 +56,7 @@ export function taskOf(
     spent: snapshot.spent,
     limits: snapshot.limits,
     inputHash: inputHash(node, view.state, view.item),
+    ...(traceparent !== undefined && { traceparent }),
   };
   return {
     runId: snapshot.runId,

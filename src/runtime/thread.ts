@@ -1,5 +1,6 @@
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
+import { allowedInput } from '../graph/run-input.js';
 import type { Store } from '../store/store.js';
 import { applyFields } from './apply-fields.js';
 import { currentSnapshot } from './current.js';
@@ -45,8 +46,13 @@ export async function continueThread<S, I>(
     );
   }
   const earlier = labelsOf(loaded.run);
+  // The next input is a caller's: held to the input schema. The state it is applied to is the
+  // graph's own, private fields included, so the next run starts from it unrestricted.
+  allowedInput(g, input, `the thread of "${g.name}"`);
   const state = applyFields(g, before.state, input, "the thread's next input");
-  return run(graph, state as unknown as I, {
+  const { input: _schema, ...unrestricted } = g;
+  const from = g.input === undefined ? graph : (unrestricted as unknown as typeof graph);
+  return run(from, state as unknown as I, {
     ...options,
     store,
     labels: {

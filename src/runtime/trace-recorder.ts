@@ -88,6 +88,7 @@ function entry(
     status,
     retried,
   };
+  if (activation.scope !== undefined) e.within = activation.scope;
   // Most steps report nothing besides their update: no extras for them.
   if (extra !== undefined) {
     if (extra.reused) e.reused = true;

@@ -15,6 +15,11 @@ export interface TraceEntry {
   readonly status: 'succeeded' | 'failed' | 'cancelled';
   /** True when a failed attempt was followed by another attempt. */
   readonly retried: boolean;
+  /**
+   * Set inside a subgraph: the ids of the steps that entered the subgraphs it runs in, outermost
+   * first (`['review:1']`); {@link nestTrace} nests the entry under them.
+   */
+  readonly within?: readonly string[];
   /** Set when the node did not run: its output was reused from an earlier run with the same inputs. */
   readonly reused?: true;
   /** Model tokens (and model, cost) the attempt reported through `ctx.usage`. */

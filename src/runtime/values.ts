@@ -19,7 +19,11 @@ const tagged = new WeakMap<CompiledGraph, boolean>();
 export function needsTags(graph: CompiledGraph): boolean {
   let needs = tagged.get(graph);
   if (needs === undefined) {
-    needs = [...graph.fieldSchemas.values()].some((schema) => holdsNonJson(schema, new Set()));
+    // A subgraph's state lives in a private field of the run's: its fields count too.
+    const scopes = new Set([...graph.nodes.values()].flatMap((n) => (n.scope ? [n.scope] : [])));
+    needs = [graph.fieldSchemas, ...[...scopes].map((scope) => scope.fieldSchemas)].some(
+      (schemas) => [...schemas.values()].some((schema) => holdsNonJson(schema, new Set())),
+    );
     tagged.set(graph, needs);
   }
   return needs;

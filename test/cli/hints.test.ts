@@ -182,6 +182,18 @@ await store.close();
     noCommand: true,
   },
   {
+    code: 'INPUT_NOT_ALLOWED',
+    situation: "input that sets a field outside the graph's input schema",
+    make: (box) =>
+      box.waymark([
+        'run',
+        join(root, 'test/subgraph/cli-inputs.ts'),
+        '--input',
+        '{"title":"T","secret":"x"}',
+      ]),
+    noCommand: true,
+  },
+  {
     code: 'RUN_NOT_FOUND',
     situation: 'an unknown run id in a database that exists',
     make: async (box) => {

@@ -213,7 +213,10 @@ function budgetOf(flags: RunFlags): Budget | undefined {
 
 /** Says which model the graph's model nodes will call, so a scripted run never passes for a real one. */
 function announceModels(out: Io, graph: CompiledGraph, model: string | undefined): void {
-  const nodes = graph.def.nodes.filter((n) => n.kind === 'model').map((n) => n.name);
+  // The compiled nodes, not the declaration's: a subgraph's model nodes (`audit/audit`) count.
+  const nodes = [...graph.nodes.values()]
+    .filter((n) => n.def.kind === 'model')
+    .map((n) => n.def.name);
   if (nodes.length === 0) return;
   out.json({ type: 'models', nodes, model: model ?? null });
   out.line(

@@ -1,6 +1,7 @@
 import { WaymarkError } from '../../error/waymark-error.js';
 import { loadTrace } from '../../runtime/history.js';
-import type { Trace } from '../../runtime/trace.js';
+import type { Trace, TraceEntry } from '../../runtime/trace.js';
+import { nestTrace, type TraceNode } from '../../runtime/trace-tree.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { describeEntry } from '../progress.js';
@@ -20,20 +21,18 @@ export async function trace(out: Io, runId: string): Promise<number> {
   });
   out.line(`path: ${path.join(' -> ')}`);
   out.line();
-  for (const entry of entries) {
-    out.line(`${iso(entry.startedAt)}  ${describeEntry(out, entry)}`);
-    for (const turn of entry.turns ?? []) {
-      const tools = turn.toolCalls?.length ? `, tools: ${turn.toolCalls.join(', ')}` : '';
-      const usage = turn.usage
-        ? `, ${turn.usage.inputTokens} in / ${turn.usage.outputTokens} out tokens`
-        : '';
-      out.line(`${' '.repeat(26)}  turn ${turn.turn}: ${turn.durationMs} ms${usage}${tools}`);
+  // A subgraph's entries are indented under a line for the step that entered it.
+  const print = (nodes: readonly TraceNode[], depth: number) => {
+    const indent = '  '.repeat(depth);
+    for (const node of nodes) {
+      if (node.kind === 'attempt') printEntry(out, node.entry, indent);
+      else {
+        out.line(`${' '.repeat(26)}${indent}▸ ${node.activation} (subgraph ${node.node})`);
+        print(node.children, depth + 1);
+      }
     }
-    if (entry.error === undefined) continue;
-    for (const line of provenanceLines(entry.error, out.flags.verbose)) {
-      out.line(`${' '.repeat(28)}${line}`);
-    }
-  }
+  };
+  print(nestTrace(entries), 0);
   const failed = entries.filter((e) => e.status === 'failed').length;
   const used = entries.flatMap((e) => (e.usage === undefined ? [] : [e.usage]));
   const tokensIn = used.reduce((n, u) => n + u.inputTokens, 0);
@@ -43,6 +42,23 @@ export async function trace(out: Io, runId: string): Promise<number> {
     `${path.length} activation(s), ${entries.length} attempt(s), ${failed} failed${used.length > 0 ? `, ${tokensIn} in / ${tokensOut} out model tokens` : ''}`,
   );
   return exitCode.succeeded;
+}
+
+function printEntry(out: Io, entry: TraceEntry, indent: string): void {
+  out.line(`${iso(entry.startedAt)}  ${indent}${describeEntry(out, entry)}`);
+  for (const turn of entry.turns ?? []) {
+    const tools = turn.toolCalls?.length ? `, tools: ${turn.toolCalls.join(', ')}` : '';
+    const usage = turn.usage
+      ? `, ${turn.usage.inputTokens} in / ${turn.usage.outputTokens} out tokens`
+      : '';
+    out.line(
+      `${' '.repeat(26)}  ${indent}turn ${turn.turn}: ${turn.durationMs} ms${usage}${tools}`,
+    );
+  }
+  if (entry.error === undefined) return;
+  for (const line of provenanceLines(entry.error, out.flags.verbose)) {
+    out.line(`${' '.repeat(28)}${indent}${line}`);
+  }
 }
 
 /** The run's whole history, read once; refused for a run the store does not hold. */

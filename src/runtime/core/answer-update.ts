@@ -4,6 +4,7 @@ import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
 import { parseUpdate, refusalError } from './apply-update.js';
 import { callUser, userError } from './call-user.js';
 import { readView } from './read-view.js';
+import { scopedState } from './scope.js';
 import type { Activation, FanOut } from './snapshot.js';
 
 type State = Readonly<Record<string, unknown>>;
@@ -99,6 +100,7 @@ export function nodeState(
   fanOuts: Readonly<Record<string, FanOut>>,
 ): State {
   const ref = activation.branch;
-  const scope = ref === undefined ? state : fanOuts[ref.fanOut]!.branches[ref.index]!.state;
+  const branch = ref === undefined ? state : fanOuts[ref.fanOut]!.branches[ref.index]!.state;
+  const scope = scopedState(node, branch);
   return node.reads === undefined ? scope : readView(node.reads, scope, `node "${node.def.name}"`);
 }

@@ -3,6 +3,7 @@ import { type ErrorValue, errorValue, provenance } from '../../error/error-value
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
 import { callUser, messageOf } from './call-user.js';
 import { deepFreeze } from './freeze.js';
+import { scopedUpdate } from './scope.js';
 
 type State = Readonly<Record<string, unknown>>;
 
@@ -28,6 +29,7 @@ export type Merged = { readonly ok: true; readonly state: State } | UpdateRefusa
  * where the node ran, before its completion becomes an event: the event records the parsed
  * fields, so a replay applies exactly what the live run applied and parses nothing again.
  * Only the fields in the update are parsed and frozen: the cost follows the update's size.
+ * A node of a subgraph is parsed by its child's schemas and its fields wrapped for its slot.
  *
  * @example
  * const parsed = parseUpdate(graph, node, { count: '3' }); // { ok: true, fields: { count: 3 } }
@@ -43,8 +45,9 @@ export function parseUpdate(graph: CompiledGraph, node: RuntimeNode, update: unk
   const keys = Object.keys(update);
   if (keys.length === 0) return { ok: true, fields: undefined };
   const fields: Record<string, unknown> = {};
+  const schemas = node.scope?.fieldSchemas ?? graph.fieldSchemas;
   for (const key of keys) {
-    const schema = graph.fieldSchemas.get(key);
+    const schema = schemas.get(key);
     if (schema === undefined) {
       return refuse(
         'UPDATE_INVALID',
@@ -84,7 +87,8 @@ export function parseUpdate(graph: CompiledGraph, node: RuntimeNode, update: unk
     }
     fields[key] = deepFreeze(parsed.data);
   }
-  return { ok: true, fields: Object.freeze(fields) };
+  Object.freeze(fields);
+  return { ok: true, fields: node.scope === undefined ? fields : scopedUpdate(node, fields) };
 }
 
 /**
@@ -117,8 +121,12 @@ export function mergeAll(graph: CompiledGraph, state: State, updates: readonly S
   if (updates.length === 0) return { ok: true, state };
   const next: Record<string, unknown> = { ...state };
   const touched = new Set<string>();
-  for (const fields of updates) {
+  const from = lastReplacing(graph, updates);
+  for (let i = 0; i < updates.length; i++) {
+    const fields = updates[i]!;
     for (const key in fields) {
+      // An update before one that replaces the field whatever it holds cannot change the result.
+      if (from !== undefined && i < (from.get(key) ?? -1)) continue;
       const reducer = graph.reducers.get(key);
       if (reducer === undefined) next[key] = fields[key];
       else {
@@ -133,6 +141,39 @@ export function mergeAll(graph: CompiledGraph, state: State, updates: readonly S
   for (const key of touched) deepFreeze(next[key]);
   return { ok: true, state: Object.freeze(next) };
 }
+
+/**
+ * For fields whose reducer says which updates replace the value (a subgraph's slot), the index
+ * of the last such update of each; undefined when the graph has no such reducer.
+ */
+function lastReplacing(
+  graph: CompiledGraph,
+  updates: readonly State[],
+): Map<string, number> | undefined {
+  let replacing = replacingKeys.get(graph);
+  if (replacing === undefined) {
+    replacing = [...graph.reducers].filter(([, r]) => r.replaces !== undefined).map(([k]) => k);
+    replacingKeys.set(graph, replacing);
+  }
+  if (replacing.length === 0) return undefined;
+  const last = new Map<string, number>();
+  for (const key of replacing) {
+    const reducer = graph.reducers.get(key)!;
+    for (let i = updates.length - 1; i >= 0; i--) {
+      const value = updates[i]![key];
+      // User code: one that throws says nothing, and nothing is skipped.
+      if (value === undefined) continue;
+      const replaced = callUser(() => reducer.replaces!(value));
+      if (replaced.ok && replaced.value === true) {
+        last.set(key, i);
+        break;
+      }
+    }
+  }
+  return last;
+}
+
+const replacingKeys = new WeakMap<CompiledGraph, readonly string[]>();
 
 /**
  * The error value of a refused update or merge, at the activation it belongs to; permanent:

@@ -11,6 +11,8 @@ export interface Scheduling {
   readonly branch?: BranchRef;
   /** What a join activation learns about its branches. */
   readonly join?: JoinSummary;
+  /** The subgraph scope the activation runs in (see `Activation.scope`). */
+  readonly scope?: readonly string[] | undefined;
 }
 
 /**
@@ -28,7 +30,12 @@ export interface Draft {
   readonly running: boolean;
   enqueue(node: string, parent: string | null, how?: Scheduling): void;
   /** Records a final failure and follows the node's onError route, fails its branch, or fails the run. */
-  failFinally(node: RuntimeNode, error: ErrorValue, branch: BranchRef | undefined): void;
+  failFinally(
+    node: RuntimeNode,
+    error: ErrorValue,
+    branch: BranchRef | undefined,
+    scope?: readonly string[],
+  ): void;
   recordError(error: ErrorValue): void;
   /** Drops pending activations and tells the shell to stop the ones in flight. */
   abort(ids: readonly string[]): void;

@@ -6,6 +6,7 @@ import type { FanOutDef, JoinDef } from '../../graph/types.js';
 import { mergeAll, refusalError } from './apply-update.js';
 import { callUser, messageOf } from './call-user.js';
 import type { Draft } from './draft.js';
+import { scopedState } from './scope.js';
 import type { Activation, Branch, BranchRef, FanOut } from './snapshot.js';
 
 /** Branches of a map run at most this many at a time unless the map says otherwise. */
@@ -13,15 +14,24 @@ export const defaultMapConcurrency = 16;
 
 /**
  * Opens a fan-out when `from` completes: one branch per entry (fixed) or per item (map), each
- * starting from the state as it is now. Its barrier counts exactly the branches it creates.
+ * starting from the state as it is now: the run's, or, for a fan-out opened inside a branch of
+ * another, that branch's. Its barrier counts exactly the branches it creates, and its join
+ * merges them back into the scope it was opened in.
  */
-export function openFanOut(d: Draft, def: FanOutDef, from: Activation): void {
+export function openFanOut(
+  d: Draft,
+  def: FanOutDef,
+  from: Activation,
+  scope: readonly string[] | undefined = from.scope,
+): void {
   let entries: readonly string[];
   let items: readonly unknown[] | undefined;
+  const parent = from.branch;
+  const base = scopeOf(d, parent);
   if (def.kind === 'fixed') {
     entries = def.branches;
   } else {
-    const list = d.state[def.over];
+    const list = scopedState(node(d, from.node), base)[def.over];
     if (!Array.isArray(list)) {
       const message = `the map at "${def.from}" is over "${def.over}", which holds ${list === null ? 'null' : typeof list}, not a list`;
       const where = { node: from.node, activation: from.id, attempt: from.attempt };
@@ -29,17 +39,20 @@ export function openFanOut(d: Draft, def: FanOutDef, from: Activation): void {
         node(d, from.node),
         errorValue(where, 'MAP_NOT_LIST', 'permanent', message),
         from.branch,
+        scope,
       );
       return;
     }
     items = list;
     entries = list.map(() => def.branch);
   }
-  const branch: Branch = { status: 'queued', state: d.state, updates: [], visits: {} };
+  const branch: Branch = { status: 'queued', state: base, updates: [], visits: {} };
   const fanOut: FanOut = {
     id: from.id,
     from: def.from,
     join: def.join,
+    ...(parent !== undefined && { parent }),
+    ...(scope !== undefined && { scope }),
     entries,
     ...(items !== undefined && { items }),
     concurrency: def.concurrency ?? (def.kind === 'map' ? defaultMapConcurrency : entries.length),
@@ -81,6 +94,10 @@ export function reviveBranch(d: Draft, ref: BranchRef): void {
   fanOut.branches[ref.index] = { ...branch, status: 'running' };
   fanOut.failed--;
   fanOut.running++;
+  // The branch a nested fan-out was opened in failed with it: it runs again too.
+  const up = fanOut.parent;
+  if (up !== undefined && d.fanOuts[up.fanOut]?.branches[up.index]?.status === 'failed')
+    reviveBranch(d, up);
 }
 
 /** Takes a join's decision again (on resume, after it could not be taken): settles or starts more. */
@@ -118,24 +135,52 @@ function edit(d: Draft, id: string): Editable {
   return copy;
 }
 
-/** What an activation sees: its branch's state and item, or the run's state. */
+/**
+ * What an activation sees: its branch's state and item, or the run's state; for a node of a
+ * subgraph (`node` given), its child's state within that.
+ */
 export function viewOf(
   state: Readonly<Record<string, unknown>>,
   fanOuts: Readonly<Record<string, FanOut>>,
   activation: Activation,
+  node?: RuntimeNode,
 ): {
   readonly state: Readonly<Record<string, unknown>>;
   readonly item: unknown;
   readonly index: number | undefined;
 } {
   const ref = activation.branch;
-  if (ref === undefined) return { state, item: undefined, index: undefined };
+  if (ref === undefined)
+    return { state: scopedState(node, state), item: undefined, index: undefined };
   const fanOut = fanOuts[ref.fanOut]!;
   return {
-    state: fanOut.branches[ref.index]!.state,
+    state: scopedState(node, fanOut.branches[ref.index]!.state),
     item: fanOut.items?.[ref.index],
     index: ref.index,
   };
+}
+
+/**
+ * Whether `activation` runs inside fan-out `id`: in one of its branches, or in a branch of a
+ * fan-out opened inside one of them.
+ *
+ * @example
+ * within(d.fanOuts, activation, 'triage:1');
+ */
+export function within(
+  fanOuts: Readonly<Record<string, FanOut>>,
+  activation: Activation,
+  id: string,
+): boolean {
+  for (let ref = activation.branch; ref !== undefined; ref = fanOuts[ref.fanOut]?.parent) {
+    if (ref.fanOut === id) return true;
+  }
+  return false;
+}
+
+/** The state of the scope a fan-out opens in or merges back into: a branch's, or the run's. */
+function scopeOf(d: Draft, ref: BranchRef | undefined): Readonly<Record<string, unknown>> {
+  return ref === undefined ? d.state : d.fanOuts[ref.fanOut]!.branches[ref.index]!.state;
 }
 
 function startQueued(d: Draft, id: string): void {
@@ -149,7 +194,9 @@ function startQueued(d: Draft, id: string): void {
     const index = fanOut.started++;
     fanOut.running++;
     fanOut.branches[index] = { ...fanOut.branches[index]!, status: 'running' };
-    d.enqueue(fanOut.entries[index]!, id, { branch: { fanOut: id, index } });
+    const branch = { fanOut: id, index };
+    const { scope } = fanOut;
+    d.enqueue(fanOut.entries[index]!, id, scope === undefined ? { branch } : { branch, scope });
   }
 }
 
@@ -242,11 +289,9 @@ function bestOf(d: Draft, fanOut: FanOut, join: RuntimeNode): number | undefined
 /** Merges the winners' updates in branch order, cancels the rest and schedules the join. */
 function resolve(d: Draft, fanOut: FanOut, join: RuntimeNode, winners: readonly number[]): void {
   const merged = [...winners].sort((a, b) => a - b);
-  const mergedState = mergeAll(
-    d.graph,
-    d.state,
-    merged.flatMap((index) => fanOut.branches[index]!.updates),
-  );
+  const updates = merged.flatMap((index) => fanOut.branches[index]!.updates);
+  const parent = fanOut.parent;
+  const mergedState = mergeAll(d.graph, scopeOf(d, parent), updates);
   if (!mergedState.ok) {
     // A reducer threw merging the winners: the join cannot decide until it is fixed. The
     // branches still running are left pending with the run stopped, and a resume merges again.
@@ -255,9 +300,20 @@ function resolve(d: Draft, fanOut: FanOut, join: RuntimeNode, winners: readonly 
     return;
   }
   const cancelled = cancelOpen(d, fanOut);
-  d.state = mergedState.state;
+  if (parent === undefined) d.state = mergedState.state;
+  else {
+    // The enclosing branch keeps the merged updates as its own: its join merges them in turn.
+    const outer = d.fanOuts[parent.fanOut]!.branches[parent.index]!;
+    setBranch(d, parent, { state: mergedState.state, updates: [...outer.updates, ...updates] });
+  }
   close(d, fanOut.id);
-  d.enqueue(join.def.name, fanOut.id, { join: summary(fanOut, merged, cancelled) });
+  const joined = summary(fanOut, merged, cancelled);
+  const { scope } = fanOut;
+  d.enqueue(join.def.name, fanOut.id, {
+    join: joined,
+    ...(parent !== undefined && { branch: parent }),
+    ...(scope !== undefined && { scope }),
+  });
 }
 
 /**
@@ -278,15 +334,16 @@ function failJoin(d: Draft, fanOut: FanOut, join: RuntimeNode, reason: string): 
   if (join.def.onError === undefined) {
     const error = errorValue(where, 'JOIN_FAILED', errorClass, message, summary(fanOut, [], []));
     // What stays pending of the fan-out (failed branches, those in flight) runs again on resume.
-    const retried = d.pending.some((a) => a.branch?.fanOut === fanOut.id);
-    if (retried) d.failFinally(join, error, undefined);
+    const retried = d.pending.some((a) => within(d.fanOuts, a, fanOut.id));
+    if (retried) d.failFinally(join, error, fanOut.parent, fanOut.scope);
     else d.blockJoin(fanOut, join, error);
     return;
   }
   const cancelled = cancelOpen(d, fanOut);
   close(d, fanOut.id);
   const details = summary(fanOut, [], cancelled);
-  d.failFinally(join, errorValue(where, 'JOIN_FAILED', errorClass, message, details), undefined);
+  const error = errorValue(where, 'JOIN_FAILED', errorClass, message, details);
+  d.failFinally(join, error, fanOut.parent, fanOut.scope);
 }
 
 function cancelOpen(d: Draft, fanOut: FanOut): number[] {
@@ -301,7 +358,7 @@ function cancelOpen(d: Draft, fanOut: FanOut): number[] {
   });
   editable.running = 0;
   const doomed = d.pending
-    .filter((a) => a.branch?.fanOut === fanOut.id && a.blocked === undefined)
+    .filter((a) => a.blocked === undefined && within(d.fanOuts, a, fanOut.id))
     .map((a) => a.id);
   if (doomed.length > 0) d.abort(doomed);
   return cancelled;
@@ -318,12 +375,28 @@ function summary(fanOut: FanOut, merged: readonly number[], cancelled: readonly 
   };
 }
 
-/** Closes a fan-out, dropping what it kept pending for a resume (its failed branches). */
+/**
+ * Closes a fan-out, dropping what it kept pending for a resume (its failed branches), and the
+ * fan-outs opened inside its branches, which can no longer join anything.
+ */
 function close(d: Draft, id: string): void {
-  const { [id]: _closed, ...open } = d.fanOuts;
-  d.fanOuts = open;
-  if (d.pending.some((a) => a.branch?.fanOut === id))
-    d.pending = d.pending.filter((a) => a.branch?.fanOut !== id);
+  const before = d.fanOuts;
+  if (d.pending.some((a) => a.branch !== undefined && within(before, a, id)))
+    d.pending = d.pending.filter((a) => a.branch === undefined || !within(before, a, id));
+  const { [id]: _closed, ...open } = before;
+  // Usually none: only fan-outs opened inside this one's branches and still open (cancelled).
+  const inner = Object.keys(open).filter((k) => nestedIn(before, k, id));
+  d.fanOuts =
+    inner.length === 0
+      ? open
+      : Object.fromEntries(Object.entries(open).filter(([k]) => !inner.includes(k)));
+}
+
+function nestedIn(fanOuts: Readonly<Record<string, FanOut>>, id: string, outer: string): boolean {
+  for (let ref = fanOuts[id]?.parent; ref !== undefined; ref = fanOuts[ref.fanOut]?.parent) {
+    if (ref.fanOut === outer) return true;
+  }
+  return false;
 }
 
 function node(d: Draft, name: string): RuntimeNode {

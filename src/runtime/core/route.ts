@@ -3,6 +3,7 @@ import type { RuntimeNode } from '../../graph/compiled.js';
 import { where } from './activations.js';
 import { callUser, userError } from './call-user.js';
 import { readView } from './read-view.js';
+import { scopedState } from './scope.js';
 import type { Activation, Snapshot } from './snapshot.js';
 
 /**
@@ -26,8 +27,9 @@ export function routeOf(
   // The router sees what its node may read and write: it decides on what the node found, and
   // cannot route on a field the node neither read nor wrote.
   const access = node.routerReads;
+  const seen = scopedState(node, state);
   const chosen = callUser(() =>
-    router.fn(access === undefined ? state : readView(access, state, `the router of "${name}"`)),
+    router.fn(access === undefined ? seen : readView(access, seen, `the router of "${name}"`)),
   );
   if (!chosen.ok) {
     const what = `the router of "${name}" threw`;

@@ -31,6 +31,11 @@ export interface Activation {
   readonly error?: ErrorValue;
   /** Set inside a branch of a fan-out. */
   readonly branch?: BranchRef;
+  /**
+   * Set inside a subgraph: the ids of the entries of the subgraphs it runs in, outermost first
+   * (`['review:1']`), so its trace entry nests under the step that entered the child.
+   */
+  readonly scope?: readonly string[];
   /** Set on a join node's activation: what became of each branch. */
   readonly join?: JoinSummary;
   /** Set on a person node's activation: the open wait it stands for, until it is answered. */
@@ -88,6 +93,10 @@ export interface FanOut {
   readonly id: string;
   readonly from: string;
   readonly join: string;
+  /** Set on a fan-out opened inside a branch of another: that branch, which its join returns to. */
+  readonly parent?: BranchRef;
+  /** Set on a fan-out opened inside a subgraph: the scope its branches and its join run in. */
+  readonly scope?: readonly string[];
   /** Entry node of each branch. */
   readonly entries: readonly string[];
   /** The items of a map fan-out, by branch index. */

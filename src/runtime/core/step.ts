@@ -9,9 +9,11 @@ import { snapshotOf, stampOf } from './checkpoint.js';
 import type { ResumeDraft, Scheduling } from './draft.js';
 import { branchFailed, branchSucceeded, openFanOut, setBranch } from './fan-out.js';
 import { deepFreeze } from './freeze.js';
+import { inlineUpdate } from './inline.js';
 import { resumeDraft } from './resume-draft.js';
 import { nextAttempt, retries } from './retry.js';
 import { routeOf } from './route.js';
+import { outerScope, scheduling } from './scope.js';
 import type {
   Activation,
   AttemptReport,
@@ -192,8 +194,12 @@ class Transition implements ResumeDraft {
     const target = this.#node(node);
     const { branch } = how;
     const id = branch === undefined ? this.#mainId(target) : this.#branchId(branch, node);
+    const { scope } = how;
     const activation: Activation =
-      how.cause === undefined && branch === undefined && how.join === undefined
+      how.cause === undefined &&
+      branch === undefined &&
+      how.join === undefined &&
+      scope === undefined
         ? { id, node, attempt: 1, parent }
         : {
             id,
@@ -202,6 +208,7 @@ class Transition implements ResumeDraft {
             parent,
             ...(how.cause !== undefined && { error: how.cause }),
             ...(branch !== undefined && { branch }),
+            ...(scope !== undefined && { scope }),
             ...(how.join !== undefined && { join: how.join }),
           };
     this.#admit(target, activation, how.cause?.code !== 'VISIT_CAP');
@@ -215,7 +222,14 @@ class Transition implements ResumeDraft {
   #admit(target: RuntimeNode, activation: Activation, mayRoute: boolean): void {
     const { node, id } = activation;
     const visit = target.repeats ? (this.#visits[node] ?? 0) + 1 : 1;
-    if (visit > target.cap) {
+    // Inside a subgraph a cap counts per entry of the child (each run of it gets its cap), under
+    // its own key; the run-wide count above still numbers the activations.
+    const capKey =
+      activation.scope === undefined || target.cap === Number.POSITIVE_INFINITY
+        ? undefined
+        : capKeyOf(activation.scope, node);
+    const counted = capKey === undefined ? visit : (this.#visits[capKey] ?? 0) + 1;
+    if (counted > target.cap) {
       const message = `node "${node}" reached its visit cap of ${target.cap} after ${this.#steps} steps`;
       const error = errorValue({ node, activation: id, attempt: 0 }, 'VISIT_CAP', 'cap', message, {
         cap: target.cap,
@@ -243,10 +257,15 @@ class Transition implements ResumeDraft {
       // Copy then set: a spread with a computed key is a slow path in V8.
       const visits: Record<string, number> = Object.assign({}, this.#visits);
       visits[node] = visit;
+      if (capKey !== undefined) visits[capKey] = counted;
       this.#visits = visits;
     }
     if (admitted.waiting === undefined && this.#pauses(admitted)) {
       this.pending.push({ ...admitted, paused: true });
+      return;
+    }
+    if (target.inline !== undefined) {
+      this.#inline(target, admitted);
       return;
     }
     this.pending.push(admitted);
@@ -301,8 +320,34 @@ class Transition implements ResumeDraft {
     this.#apply(index, activation, fields);
   }
 
+  /**
+   * Applies an inline node (a subgraph's entry or exit) in this transition: its mapping's update
+   * is merged like a completion's, without an attempt, a step or an outcome of its own (the
+   * outcome stays the event's). A mapping that fails fails the node as a body would.
+   */
+  #inline(node: RuntimeNode, activation: Activation): void {
+    // Leaving a child: the caps it counted are spent with it.
+    if (node.inline!.scope === 'leave') this.#forgetCaps(activation.scope);
+    const made = inlineUpdate(this.graph, node, activation, this.state, this.fanOuts);
+    this.pending.push(activation);
+    if (!made.ok) this.#failFor(node, activation, made.error);
+    else this.#apply(this.pending.length - 1, activation, made.fields, true);
+  }
+
+  /** Drops the per-entry cap counts of the child run `scope` ends in, and of those inside it. */
+  #forgetCaps(scope: readonly string[] | undefined): void {
+    const instance = scope?.at(-1);
+    if (instance === undefined) return;
+    const prefix = capKeyOf([instance], '');
+    const keys = Object.keys(this.#visits);
+    if (!keys.some((k) => k.startsWith(prefix))) return;
+    const visits: Record<string, number> = {};
+    for (const k of keys) if (!k.startsWith(prefix)) visits[k] = this.#visits[k]!;
+    this.#visits = visits;
+  }
+
   /** Merges a completed activation's fields into its scope, then moves on from it. */
-  #apply(index: number, activation: Activation, fields: State | undefined): void {
+  #apply(index: number, activation: Activation, fields: State | undefined, inline = false): void {
     const node = this.#node(activation.node);
     const { branch } = activation;
     const before =
@@ -315,7 +360,7 @@ class Transition implements ResumeDraft {
         // The node did its work; its update cannot be applied: a bug in a reducer, which a
         // retry of the node would not fix. Its activation stays pending for a resume.
         const error = refusalError(where(activation), merged);
-        this.#outcome = { activation, status: 'failed', error, retrying: false };
+        if (!inline) this.#outcome = { activation, status: 'failed', error, retrying: false };
         this.#failFor(node, activation, error);
         return;
       }
@@ -325,19 +370,28 @@ class Transition implements ResumeDraft {
     else if (fields !== undefined) {
       setBranch(this, branch!, { state, updates: [...before.updates, fields] });
     }
-    this.#steps++;
     this.pending.splice(index, 1);
-    this.#outcome = { activation, status: 'succeeded', retrying: false };
+    if (!inline) {
+      this.#steps++;
+      this.#outcome = { activation, status: 'succeeded', retrying: false };
+    }
     // A breakpoint after this node: whatever its completion admits waits for a resume.
     this.#pausingAfter = this.#limits.pauseAfter?.includes(activation.node) === true;
     this.#moveOn(node, activation, state);
     this.#pausingAfter = false;
   }
 
-  /** After an activation completed: open its fan-out, or follow its route or edge. */
+  /**
+   * After an activation completed: open its fan-out, or follow its route or edge. What follows
+   * a subgraph's entry runs inside the child's scope; what follows its exit, outside it again.
+   */
   #moveOn(node: RuntimeNode, activation: Activation, state: State): void {
+    const scope =
+      node.inline?.scope === 'enter'
+        ? [...(activation.scope ?? []), activation.id]
+        : outerScope(node, activation);
     if (node.fanOut !== undefined) {
-      openFanOut(this, node.fanOut, activation);
+      openFanOut(this, node.fanOut, activation, scope);
       return;
     }
     const next = this.#route(node, activation, state);
@@ -346,7 +400,7 @@ class Transition implements ResumeDraft {
     if (branch !== undefined && next === this.fanOuts[branch.fanOut]!.join) {
       branchSucceeded(this, branch);
     } else if (next !== END) {
-      this.enqueue(next, activation.id, branch === undefined ? {} : { branch });
+      this.enqueue(next, activation.id, scheduling(branch, scope));
     }
   }
 
@@ -385,10 +439,7 @@ class Transition implements ResumeDraft {
     this.recordError(error);
     if (node.def.onError !== undefined && mayRoute) {
       this.#drop(activation.id, true);
-      const how =
-        activation.branch === undefined
-          ? { cause: error }
-          : { cause: error, branch: activation.branch };
+      const how = { ...scheduling(activation.branch, outerScope(node, activation)), cause: error };
       this.enqueue(node.def.onError, error.activation, how);
     } else if (activation.branch !== undefined) {
       // Kept, blocked, while its fan-out is open: if the join carries on without it, it goes when
@@ -413,8 +464,7 @@ class Transition implements ResumeDraft {
   ): void {
     if (node.def.onError !== undefined && mayRoute) {
       this.recordError(error);
-      const { branch } = activation;
-      const how = branch === undefined ? { cause: error } : { cause: error, branch };
+      const how = { ...scheduling(activation.branch, outerScope(node, activation)), cause: error };
       this.enqueue(node.def.onError, error.activation, how);
       return;
     }
@@ -423,14 +473,18 @@ class Transition implements ResumeDraft {
     this.#failFor(node, kept, error, false);
   }
 
-  failFinally(node: RuntimeNode, error: ErrorValue, branch: BranchRef | undefined): void {
+  failFinally(
+    node: RuntimeNode,
+    error: ErrorValue,
+    branch: BranchRef | undefined,
+    scope?: readonly string[],
+  ): void {
     this.recordError(error);
     if (node.def.onError !== undefined) {
-      this.enqueue(
-        node.def.onError,
-        error.activation,
-        branch === undefined ? { cause: error } : { cause: error, branch },
-      );
+      this.enqueue(node.def.onError, error.activation, {
+        ...scheduling(branch, scope),
+        cause: error,
+      });
     } else if (branch !== undefined) {
       branchFailed(this, branch, error);
     } else {
@@ -512,6 +566,11 @@ class Transition implements ResumeDraft {
   schedule(scheduled: Activation): void {
     // A resume is what a breakpoint waits for: the paused activation runs now.
     const { paused: _paused, ...activation } = scheduled;
+    const node = this.#node(activation.node);
+    if (node.inline !== undefined) {
+      this.#inline(node, activation);
+      return;
+    }
     this.pending.push(activation);
     this.#commands.push(
       activation.waiting === undefined
@@ -629,4 +688,12 @@ class Transition implements ResumeDraft {
       throw new Error(`waymark internal: node "${name}" is not in graph "${this.graph.name}"`);
     return node;
   }
+}
+
+/**
+ * The visit-count key of a capped node inside a subgraph, per entry of the child: the entry's id,
+ * `>`, the node (`review:1>review/again`); a node name never holds the whole of such a key.
+ */
+function capKeyOf(scope: readonly string[], node: string): string {
+  return `${scope.at(-1)}>${node}`;
 }

@@ -1,0 +1,160 @@
+import type { CompiledGraph, Inline } from './compiled.js';
+import type { Reducer } from './reducers.js';
+import { outputOf, startState } from './run-input.js';
+import type { NodeFn, SubgraphDef } from './types.js';
+
+type Field<S> = keyof S & string;
+type State = Readonly<Record<string, unknown>>;
+
+/**
+ * Options of `.subgraph()`. `input` makes the child's input from the parent's state: a function,
+ * or a record `{ childField: 'parentField' }`; absent, each child input is read from the parent
+ * field of the same name. `output` makes the parent's update from the child's output: a
+ * function, or a record `{ parentField: 'childField' }`; absent, each child output field is
+ * written to the parent field of the same name. Records are data: the validator checks both
+ * sides against both schemas. `reads`/`writes` limit the mappings as they limit a node.
+ *
+ * @example
+ * .subgraph('review', reviewGraph, {
+ *   input: (s) => ({ draft: s.draft }),
+ *   output: { verdict: 'decision' },
+ *   reads: ['draft'],
+ *   writes: ['verdict'],
+ * })
+ */
+export interface SubgraphOptions<S, CI, CO, W extends Field<S> = Field<S>> {
+  readonly input?:
+    | ((state: Readonly<S>, branch: MapItem) => CI)
+    | { readonly [K in keyof CI & string]?: Field<S> };
+  readonly output?:
+    | ((output: Readonly<CO>) => Partial<Pick<S, NoInfer<W>>> | undefined)
+    | { readonly [K in NoInfer<W>]?: keyof CO & string };
+  readonly reads?: readonly Field<S>[];
+  readonly writes?: readonly W[];
+  /** Most times the subgraph may be entered in one run. */
+  readonly visits?: number;
+  /** Bump when the mappings change, so recorded outputs are not reused for them. */
+  readonly version?: number;
+  /** Node to continue at, with the error recorded, when a mapping fails. */
+  readonly onError?: string;
+}
+
+/**
+ * What an input mapping learns besides the state: in a map whose branch is the subgraph, the
+ * item the branch is for and its index (undefined elsewhere).
+ *
+ * @example
+ * .subgraph('audit', auditGraph, { input: (_s, { item }) => ({ file: item as string }) })
+ */
+export interface MapItem {
+  readonly item: unknown;
+  readonly index: number | undefined;
+}
+
+/** A subgraph as the builder keeps it until compile: its data and its mapping functions. */
+export interface SubgraphEntry {
+  readonly def: SubgraphDef;
+  readonly child: CompiledGraph;
+  readonly input: ((state: State, branch: MapItem) => unknown) | undefined;
+  readonly output: ((output: State) => unknown) | undefined;
+}
+
+/** The private field of the enclosing state a subgraph's state lives in while it runs. */
+export const slotOf = (name: string) => `@${name}`;
+
+/** The node that applies a subgraph's output mapping when its child reaches END. */
+export const exitOf = (name: string) => `${name}/__end__`;
+
+/** The fields a child is entered with: its `input` schema's, or all of its state. */
+export function inputFields(child: CompiledGraph): readonly string[] {
+  return child.input === undefined ? child.def.fields : Object.keys(child.input.shape);
+}
+
+/** The fields a child hands back: its `output` schema's, or all of its state. */
+export function outputFields(child: CompiledGraph): readonly string[] {
+  return child.output === undefined ? child.def.fields : Object.keys(child.output.shape);
+}
+
+/** The input record a subgraph declared with none: each child input from the same parent field. */
+export function sameNames(fields: readonly string[]): Record<string, string> {
+  return Object.fromEntries(fields.map((f) => [f, f]));
+}
+
+/**
+ * The entry's mapping: the child's input made by the input mapping, checked and parsed like a
+ * run's input (`INPUT_NOT_ALLOWED`, `INPUT_INVALID`), set as the child's whole state in its slot.
+ */
+export function entryOf(entry: SubgraphEntry): Inline {
+  const { def, child, input } = entry;
+  const record = def.input === 'function' ? undefined : def.input;
+  return {
+    scope: 'enter',
+    fn: (state, branch) => {
+      const given = input !== undefined ? input(state, branch) : pick(state, record!);
+      return { [def.slot]: { set: startState(child, given, `subgraph "${def.name}"`) } };
+    },
+  };
+}
+
+/**
+ * The exit's mapping: the parent's update made from the child's output, and the slot cleared
+ * (the child's state is private scratch; what it hands back is in the update).
+ */
+export function leaveOf(entry: SubgraphEntry): Inline {
+  const { def, child, output } = entry;
+  const record = def.output === 'function' ? undefined : def.output;
+  return {
+    scope: 'leave',
+    fn: (state) => {
+      const out = outputOf(child, (state[def.slot] ?? {}) as State);
+      const update = output !== undefined ? output(out) : pick(out, record!);
+      return { ...(update as object | undefined), [def.slot]: { set: null } };
+    },
+  };
+}
+
+/** The function a subgraph's entry and exit stand for: the step applies their mapping instead. */
+export const mappedInline: NodeFn<unknown, unknown> = () => {
+  throw new Error('waymark internal: a subgraph entry or exit is applied by the step, never run');
+};
+
+/**
+ * The reducer of a slot: `{ set }` replaces the child's state (entry, exit); `{ merge }` merges a
+ * child node's fields through the child's own reducers. Pure, so a join merging branches that
+ * each ran the child folds their slot updates like any other field's.
+ */
+export function slotReducer(child: CompiledGraph): Reducer {
+  return {
+    name: `subgraph(${child.name})`,
+    apply(current: State | null, update: { set?: State | null; merge?: State }) {
+      if ('set' in update) return update.set ?? null;
+      const next: Record<string, unknown> = { ...current };
+      const fields = update.merge ?? {};
+      for (const key in fields) {
+        const reducer = child.reducers.get(key);
+        next[key] = reducer === undefined ? fields[key] : reducer.apply(next[key], fields[key]);
+      }
+      // Frozen here, field by field where a child reducer made a new value, so the merge's deep
+      // freeze stops at once instead of walking the child's whole state again.
+      for (const key in fields) if (child.reducers.has(key)) frozen(next[key]);
+      return Object.freeze(next);
+    },
+    replaces: (update: { set?: unknown }) => 'set' in update,
+  };
+}
+
+// `{ target: source }`: the value of field `source` of `from` under the name `target`.
+function pick(from: State, record: Readonly<Record<string, string>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [target, source] of Object.entries(record))
+    if (Object.hasOwn(from, source)) out[target] = from[source];
+  return out;
+}
+
+// The runtime's deep freeze (graph/ cannot import it): already-frozen parts are skipped.
+function frozen(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  if (ArrayBuffer.isView(value)) return;
+  Object.freeze(value);
+  for (const key of Object.keys(value)) frozen((value as Record<string, unknown>)[key]);
+}
