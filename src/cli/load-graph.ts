@@ -36,6 +36,7 @@ export const publicEntries: Readonly<Record<string, string>> = {
   'waymark/model': 'model/index.js',
   'waymark/server': 'server.js',
   'waymark/client': 'client.js',
+  'waymark/otel': 'otel.js',
   'waymark/testing': 'testing/index.js',
 };
 

@@ -1,6 +1,8 @@
 import type { Ora } from 'ora';
 import type { AttemptStart, RunResult } from '../runtime/run-types.js';
+import type { Telemetry } from '../runtime/telemetry.js';
 import type { TraceEntry } from '../runtime/trace.js';
+import { cliTelemetry } from './cli-telemetry.js';
 import type { Io } from './io.js';
 import { commandLine } from './next.js';
 import { iso } from './time.js';
@@ -99,7 +101,10 @@ function tokens(entry: TraceEntry): string {
 }
 
 /** The run options a command passes on so its run shows live progress. */
-export type LiveOptions = Pick<ProgressHooks, 'onAttemptStart' | 'onTraceEntry'>;
+export type LiveOptions = Pick<ProgressHooks, 'onAttemptStart' | 'onTraceEntry'> & {
+  /** OpenTelemetry spans, with WAYMARK_OTEL=1 (cli-telemetry.ts). */
+  readonly telemetry?: Telemetry;
+};
 
 /**
  * Runs a call that moves run `runId` (run, resume, answer, rewind) with live progress, and
@@ -114,6 +119,7 @@ export async function withProgress(
   move: (live: LiveOptions) => Promise<RunResult>,
   announce?: () => void,
 ): Promise<RunResult> {
+  const telemetry = await cliTelemetry();
   const hooks = await progress(io);
   // A new run is announced as its first step starts (or is read back): a run the runtime
   // refuses to start (bad input, a taken id, a rewind to nowhere) is never announced.
@@ -140,6 +146,7 @@ export async function withProgress(
   for (const s of signals) process.once(s, interrupted);
   try {
     const result = await move({
+      ...(telemetry !== undefined && { telemetry }),
       onAttemptStart: (attempt) => {
         started();
         hooks.onAttemptStart(attempt);

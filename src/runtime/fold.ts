@@ -17,6 +17,7 @@ import { currentSnapshot } from './current.js';
 import type { Attempt } from './execute.js';
 import { Journal, type JournalStep } from './journal.js';
 import { taskOf } from './task-input.js';
+import { storedTraceparent } from './trace-context.js';
 import { TraceRecorder } from './trace-recorder.js';
 import { parse } from './values.js';
 import { resumeEvents } from './waits.js';
@@ -69,10 +70,14 @@ export async function foldRun(
     epoch: lease.epoch,
     sinceSnapshot: run.events.length,
   });
+  // A fold is bookkeeping, not a segment: it keeps the run's trace context as it found it, for
+  // the snapshots it writes and for the tasks it schedules (their worker spans' parent).
+  const traceparent = storedTraceparent(run.snapshot.data);
+  journal.keepTrace(traceparent, false);
   const inbox = read?.inbox ?? (await store.inbox(runId));
   const due = await dueItems(store, graph, snapshot, run.run.seq, inbox, clock.now());
   for (let conflicts = 0; ; conflicts++) {
-    const { steps, consumed, after } = stepAll(graph, snapshot, due, clock);
+    const { steps, consumed, after } = stepAll(graph, snapshot, due, clock, traceparent);
     try {
       if (steps.length > 0) await journal.recordAll(store, steps, true);
       else if (consumed.length > 0) await store.consume(runId, lease, consumed);
@@ -96,6 +101,7 @@ function stepAll(
   snapshot: Snapshot,
   due: readonly Due[],
   clock: Clock,
+  traceparent: string | undefined,
 ): { steps: JournalStep[]; consumed: number[]; after: Snapshot } {
   const trace = new TraceRecorder();
   const steps: JournalStep[] = [];
@@ -114,7 +120,7 @@ function stepAll(
       trace: own === undefined ? [] : [own],
       extras: {
         ...commitExtras(graph, event, current, result.snapshot, result.commands, now),
-        schedule: scheduleOf(graph, result.snapshot, result.commands),
+        schedule: scheduleOf(graph, result.snapshot, result.commands, traceparent),
       },
     });
     current = result.snapshot;
@@ -165,11 +171,13 @@ function scheduleOf(
   graph: CompiledGraph,
   after: Snapshot,
   commands: readonly Command[],
+  traceparent: string | undefined,
 ): NonNullable<Commit['schedule']> {
   const tasks: TaskRecord[] = [];
   const cancel: string[] = [];
   for (const command of commands) {
-    if (command.type === 'execute') tasks.push(taskOf(graph, after, command.activation));
+    if (command.type === 'execute')
+      tasks.push(taskOf(graph, after, command.activation, traceparent));
     else if (command.type === 'abort') cancel.push(...command.activations);
   }
   // A run that stopped runs nothing more: what is still queued for it is cancelled (its pending

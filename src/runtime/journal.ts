@@ -39,6 +39,9 @@ export class Journal {
   #epoch: number | null;
   #sinceSnapshot = 0;
   #lastAt = 0;
+  #traceparent: string | undefined;
+  // Set while a segment's own trace context is not yet in any stored snapshot.
+  #traceUnsaved = false;
 
   constructor(
     store: Store,
@@ -71,6 +74,7 @@ export class Journal {
     clock: Clock,
     every?: number,
     labels?: Readonly<Record<string, string>>,
+    traceparent?: string,
   ): Promise<Journal> {
     const stamp = snapshot.graph;
     await store.createRun({
@@ -81,7 +85,7 @@ export class Journal {
       stateVersion: stamp.stateVersion,
       createdAt: clock.now(),
       status: snapshot.status,
-      snapshot: encodeSnapshot(snapshot, graph),
+      snapshot: encodeSnapshot(snapshot, graph, traceparent),
       labels: labels === undefined ? null : JSON.stringify(labels),
     });
     return new Journal(store, graph, snapshot.runId, 0, clock, {
@@ -104,6 +108,17 @@ export class Journal {
     this.#epoch = epoch;
   }
 
+  /**
+   * The trace context kept with every snapshot this journal writes (trace-context.ts). `own`:
+   * the context of the segment writing, also written with its next commit (one snapshot more
+   * per traced segment), so that a segment that dies before its next due snapshot is still the
+   * one the next segment links to.
+   */
+  keepTrace(traceparent: string | undefined, own: boolean): void {
+    this.#traceparent = traceparent;
+    this.#traceUnsaved = own && traceparent !== undefined;
+  }
+
   /** Commits one step; rejects (and records nothing) on a conflict, a lost lease or a store failure. */
   async record(
     event: RunEvent,
@@ -123,6 +138,7 @@ export class Journal {
     this.#seq++;
     this.#lastAt = commit.at;
     this.#sinceSnapshot = snapshot === null ? this.#sinceSnapshot + 1 : 0;
+    if (snapshot !== null) this.#traceUnsaved = false;
   }
 
   /**
@@ -144,12 +160,16 @@ export class Journal {
     this.#seq += steps.length;
     this.#lastAt = commits.at(-1)!.at;
     this.#sinceSnapshot = snapshot === null ? this.#sinceSnapshot + steps.length : 0;
+    if (snapshot !== null) this.#traceUnsaved = false;
   }
 
   /** The snapshot to write with `count` more steps ending at `after`: when it stops, or every K. */
   #snapshotDue(after: Snapshot, count: number): string | null {
-    const due = after.status !== 'running' || this.#sinceSnapshot + count >= this.#every;
-    return due ? encodeSnapshot(after, this.#graph) : null;
+    const due =
+      after.status !== 'running' ||
+      this.#sinceSnapshot + count >= this.#every ||
+      this.#traceUnsaved;
+    return due ? encodeSnapshot(after, this.#graph, this.#traceparent) : null;
   }
 
   #commitOf(seq: number, s: JournalStep, snapshot: string | null, release: boolean): Commit {

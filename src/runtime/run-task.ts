@@ -5,6 +5,8 @@ import type { ClaimedTask, Store, WorkQueue } from '../store/store.js';
 import type { Clock } from './clock.js';
 import { executeAttempt, failedAttempt } from './execute.js';
 import { taskInputOf } from './task-input.js';
+import type { Telemetry } from './telemetry.js';
+import { attemptEntry } from './telemetry-step.js';
 import { stringify } from './values.js';
 
 /**
@@ -25,12 +27,39 @@ export async function runTask(
     readonly signal: AbortSignal;
     /** Where the result goes: a worker's task finisher; by default, a statement of its own. */
     readonly finish?: (task: ClaimedTask, attempt: string, at: number) => Promise<boolean>;
+    /** Who is told of the attempt, with the id of the worker running it. */
+    readonly telemetry?: { readonly telemetry: Telemetry; readonly worker: string };
   },
 ): Promise<boolean> {
   const { clock, signal } = options;
   const input = taskInputOf(task.input);
   const node = graph.nodes.get(task.node);
   const now = clock.now();
+  const observed =
+    options.telemetry === undefined || node === undefined
+      ? undefined
+      : options.telemetry.telemetry.task({
+          runId: task.runId,
+          graph: { name: graph.name, hash: graph.hash, version: graph.version },
+          activation: input.activation,
+          kind: node.def.kind,
+          worker: options.telemetry.worker,
+          parent: input.traceparent,
+        });
+  const body = (n: NonNullable<typeof node>) => () =>
+    executeAttempt(graph, n, input.activation, {
+      runId: task.runId,
+      state: input.state,
+      item: input.item,
+      index: input.index,
+      errors: input.errors,
+      ledger: storeLedger(store, task.runId, () => clock.now()),
+      inputHash: input.inputHash,
+      signal,
+      spent: input.spent,
+      limits: input.limits,
+      clock,
+    });
   const attempt =
     node === undefined
       ? failedAttempt(
@@ -44,21 +73,12 @@ export async function runTask(
           now,
           now,
         )
-      : await executeAttempt(graph, node, input.activation, {
-          runId: task.runId,
-          state: input.state,
-          item: input.item,
-          index: input.index,
-          errors: input.errors,
-          ledger: storeLedger(store, task.runId, () => clock.now()),
-          inputHash: input.inputHash,
-          signal,
-          spent: input.spent,
-          limits: input.limits,
-          clock,
-        });
+      : await (observed === undefined ? body(node)() : observed.within(body(node)));
   const result = stringify(attempt, graph);
-  if (options.finish !== undefined) return options.finish(task, result, clock.now());
-  const [held] = await store.finishTasks([{ task, attempt: result, at: clock.now() }]);
-  return held === true;
+  const recorded =
+    options.finish !== undefined
+      ? await options.finish(task, result, clock.now())
+      : (await store.finishTasks([{ task, attempt: result, at: clock.now() }]))[0] === true;
+  observed?.ended(attemptEntry(input.activation, attempt), { kind: node!.def.kind, recorded });
+  return recorded;
 }

@@ -1,6 +1,7 @@
 import { WaymarkError } from '../../error/waymark-error.js';
 import { Worker, type WorkerEvent } from '../../runtime/worker.js';
 import type { Store, WorkQueue } from '../../store/store.js';
+import { cliTelemetry } from '../cli-telemetry.js';
 import { exitCode } from '../exit-code.js';
 import { graphsOf } from '../graphs-of.js';
 import type { Io } from '../io.js';
@@ -38,11 +39,13 @@ export async function worker(out: Io, flags: WorkerFlags): Promise<number> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
+    const telemetry = await cliTelemetry();
     const w = new Worker(store, graphs, {
       concurrency,
       leaseMs,
       pollMs,
       onEvent: (event) => tell(out, event),
+      ...(telemetry !== undefined && { telemetry }),
     });
     const names = graphs.map((g) => `${g.name} (${g.hash.slice(0, 12)})`);
     out.json({

@@ -1,0 +1,32 @@
+import { WaymarkError } from '../error/waymark-error.js';
+import type { Telemetry } from '../runtime/telemetry.js';
+
+let loaded: Promise<Telemetry | undefined> | undefined;
+
+/**
+ * The telemetry a command drives runs with: OpenTelemetry spans (`otel()` of `waymark/otel`, to
+ * the globally registered provider) when `WAYMARK_OTEL=1`, else none, and nothing of
+ * `@opentelemetry/api` is loaded. The provider is the user's to register, in a module the
+ * command preloads (`NODE_OPTIONS="--import ./tracing.mjs"`): see docs/telemetry.md.
+ * @throws WaymarkError `USAGE_INVALID` when WAYMARK_OTEL is set and `@opentelemetry/api` is not
+ *   installed.
+ */
+export function cliTelemetry(): Promise<Telemetry | undefined> {
+  loaded ??= (async () => {
+    const wanted = process.env.WAYMARK_OTEL;
+    if (wanted === undefined || wanted === '' || wanted === '0' || wanted === 'false')
+      return undefined;
+    try {
+      const { otel } = await import('../telemetry/otel-telemetry.js');
+      return otel();
+    } catch (cause) {
+      if ((cause as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw cause;
+      throw new WaymarkError(
+        'USAGE_INVALID',
+        'WAYMARK_OTEL is set, and spans go through @opentelemetry/api, which is not installed: npm install @opentelemetry/api (or unset WAYMARK_OTEL)',
+        { retryable: false, cause },
+      );
+    }
+  })();
+  return loaded;
+}
