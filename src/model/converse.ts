@@ -5,6 +5,7 @@ import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
 import type { NodeContext } from '../graph/types.js';
 import { budgetError, type Meter } from './meter.js';
 import type { LanguageModelV3 } from './spec.js';
+import { streamedCall } from './streamed.js';
 
 /** One model conversation inside an attempt: model() has no tools, agent() has some. */
 export interface Conversation<O> {
@@ -22,6 +23,8 @@ export interface Conversation<O> {
   readonly maxTokens: number | undefined;
   readonly maxOutputTokens: number | undefined;
   readonly temperature: number | undefined;
+  /** Call through `streamText`, emitting deltas as ephemeral events (see streamed.ts). */
+  readonly stream?: boolean;
 }
 
 /**
@@ -45,7 +48,7 @@ export async function converse<O>(c: Conversation<O>): Promise<O> {
     let failure: unknown;
     let output: O | undefined;
     try {
-      const result = await generateText({
+      const args = {
         model: c.model,
         ...(c.system !== undefined && { system: c.system }),
         messages,
@@ -72,7 +75,8 @@ export async function converse<O>(c: Conversation<O>): Promise<O> {
           lastMessages = step.response.messages;
           lastFinish = step.finishReason;
         },
-      });
+      } satisfies Parameters<typeof generateText>[0];
+      const result = c.stream ? await streamedCall(ai, args, ctx) : await generateText(args);
       output = result.output as O;
     } catch (error) {
       failure = error;

@@ -47,6 +47,12 @@ export interface ModelOptions<S, O> {
   readonly maxOutputTokens?: number;
   /** Where a model name's key and provider package come from; default `process.env`, `import()`. */
   readonly resolve?: ResolveOptions;
+  /**
+   * Stream the reply (`streamText`): as it arrives the node emits `model.text` deltas,
+   * `model.partial` objects and `model.tool-call`s as ephemeral events, which the run's live
+   * watchers see and nothing records; the checked output is the update as without it.
+   */
+  readonly stream?: boolean;
 }
 
 /** The node function a model() or agent() declaration becomes. */
@@ -124,6 +130,7 @@ export async function runModelNode<S, O>(
     maxTokens: options.maxTokens,
     maxOutputTokens: options.maxOutputTokens,
     temperature: options.temperature,
+    ...(options.stream === true && { stream: true }),
   });
   const { kept, quarantined } = await applyChecks(
     output,

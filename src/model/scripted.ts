@@ -45,6 +45,11 @@ export interface ScriptedModel extends LanguageModelV3 {
 export interface ScriptedModelOptions {
   /** The model id in `scripted:<id>`, which usage and the trace show. Default `model`. */
   readonly modelId?: string;
+  /**
+   * Streamed (`streamText`, a node with `stream: true`), each reply's text comes in pieces of
+   * this many characters, as a provider's tokens would. Default: in one piece.
+   */
+  readonly chunkSize?: number;
 }
 
 /**
@@ -81,7 +86,7 @@ export function scriptedModel(
     supportedUrls: {},
     requests,
     doGenerate,
-    doStream: async (call) => streamOf(await doGenerate(call)),
+    doStream: async (call) => streamOf(await doGenerate(call), options.chunkSize),
   };
 }
 

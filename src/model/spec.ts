@@ -20,15 +20,19 @@ export type ModelRef = string | Exclude<LanguageModel, string>;
 
 /**
  * Replays a finished answer as the stream the AI SDK expects from `doStream`, so scripted and
- * recorded models also serve `streamText` callers.
+ * recorded models also serve `streamText` callers: its text in one piece, or in pieces of
+ * `chunkSize` characters.
  */
-export function streamOf(result: GenerateResult): StreamResult {
+export function streamOf(result: GenerateResult, chunkSize?: number): StreamResult {
   const parts: StreamPart[] = [{ type: 'stream-start', warnings: result.warnings }];
   result.content.forEach((part, i) => {
     if (part.type === 'text') {
       const id = `text-${i}`;
       parts.push({ type: 'text-start', id });
-      parts.push({ type: 'text-delta', id, delta: part.text });
+      // In pieces of `chunkSize` characters when asked, as a provider streams tokens.
+      const size = chunkSize ?? Math.max(1, part.text.length);
+      for (let at = 0; at < part.text.length; at += size)
+        parts.push({ type: 'text-delta', id, delta: part.text.slice(at, at + size) });
       parts.push({ type: 'text-end', id });
     } else if (part.type === 'tool-call') {
       parts.push(part);

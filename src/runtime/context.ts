@@ -2,7 +2,15 @@ import { type ExecOptions, type ExecResult, execProcess } from '../effects/exec.
 import { type EffectLedger, effectKey, performEffect } from '../effects/ledger.js';
 import type { ErrorValue } from '../error/error-value.js';
 import { WaymarkError } from '../error/waymark-error.js';
-import type { Budget, JoinSummary, NodeContext, Spend, TurnRecord, Usage } from '../graph/types.js';
+import type {
+  Budget,
+  EmitOptions,
+  JoinSummary,
+  NodeContext,
+  Spend,
+  TurnRecord,
+  Usage,
+} from '../graph/types.js';
 import type { Activation, AttemptReport, RunLimits } from './core/snapshot.js';
 
 /**
@@ -30,6 +38,7 @@ export class AttemptContext implements NodeContext {
   #turns: TurnRecord[] | undefined;
   #emitted: { readonly name: string; readonly data: unknown; readonly at: number }[] | undefined;
   readonly #clock: { now(): number };
+  readonly #live: ((name: string, data: unknown, at: number) => void) | undefined;
 
   constructor(
     activation: Activation,
@@ -42,11 +51,14 @@ export class AttemptContext implements NodeContext {
       readonly spent: Spend;
       readonly limits: RunLimits;
       readonly clock: { now(): number };
+      /** Where ephemeral emits go: the drive's watchers. Absent: nobody watches, they are dropped. */
+      readonly live?: (name: string, data: unknown, at: number) => void;
     },
     signal: AbortSignal | (() => AbortSignal),
     exec?: readonly string[],
   ) {
     this.#clock = input.clock;
+    this.#live = input.live;
     this.runId = input.runId;
     this.activationId = activation.id;
     this.node = activation.node;
@@ -118,7 +130,7 @@ export class AttemptContext implements NodeContext {
     });
   }
 
-  emit(name: string, data?: unknown): void {
+  emit(name: string, data?: unknown, options?: EmitOptions): void {
     if (typeof name !== 'string' || name.length === 0) {
       throw new WaymarkError(
         'REPORT_INVALID',
@@ -130,6 +142,15 @@ export class AttemptContext implements NodeContext {
     }
     // A copy through JSON, as a quarantined output is: what a watcher reads back from the store
     // is what the one in process saw.
+    if (options?.ephemeral === true) {
+      if (this.#live === undefined) return;
+      this.#live(
+        name,
+        data === undefined ? null : JSON.parse(JSON.stringify(data)),
+        this.#clock.now(),
+      );
+      return;
+    }
     const copy = data === undefined ? null : JSON.parse(JSON.stringify(data));
     this.#emitted ??= [];
     this.#emitted.push({ name, data: copy, at: this.#clock.now() });

@@ -33,6 +33,8 @@ export interface AttemptInput {
   readonly spent: Spend;
   readonly limits: RunLimits;
   readonly clock: Clock;
+  /** Where the attempt's ephemeral emits go; absent when nobody watches the drive. */
+  readonly live?: (name: string, data: unknown, at: number) => void;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Activation, Snapshot } from './core/snapshot.js';
 import { type Attempt, executeAttempt, failedAttempt } from './execute.js';
 import { inputHash } from './input-hash.js';
 import type { AttemptStart } from './run-types.js';
+import type { SegmentTelemetry } from './telemetry.js';
 
 /** What a {@link LocalExecutor} needs besides the graph. */
 export interface ExecutorOptions {
@@ -21,6 +22,8 @@ export interface ExecutorOptions {
    */
   readonly reuse?: ReadonlyMap<string, { readonly update: unknown; readonly parsed: boolean }>;
   readonly onAttemptStart?: (attempt: AttemptStart) => void;
+  /** Told of what an attempt emits with `ephemeral: true`; without it those are dropped. */
+  readonly onEphemeral?: (activation: Activation, name: string, data: unknown, at: number) => void;
 }
 
 /**
@@ -41,6 +44,7 @@ export class LocalExecutor {
     string,
     { readonly activation: Activation; readonly startedAt: number }
   >();
+  #segment: SegmentTelemetry | undefined;
 
   constructor(graph: CompiledGraph, options: ExecutorOptions, done: (attempt: Attempt) => void) {
     this.#graph = graph;
@@ -56,6 +60,11 @@ export class LocalExecutor {
     return this.#inFlight;
   }
 
+  /** Tells `segment` of every attempt started from now on; the body runs in its scope. */
+  observe(segment: SegmentTelemetry | undefined): void {
+    this.#segment = segment;
+  }
+
   /** Runs one attempt of `activation` against the state `snapshot` gives it. */
   execute(activation: Activation, snapshot: Snapshot): void {
     const { clock } = this.#options;
@@ -63,8 +72,8 @@ export class LocalExecutor {
     // gets a controller of its own, created only if the node reads ctx.signal.
     let signal: AbortSignal | (() => AbortSignal) = this.#stopped.signal;
     if (activation.branch !== undefined) signal = () => this.#branchSignal(activation.id);
-    const view = viewOf(snapshot.state, snapshot.fanOuts, activation);
     const node = this.#graph.nodes.get(activation.node)!;
+    const view = viewOf(snapshot.state, snapshot.fanOuts, activation, node);
     // Only a durable run records input hashes: they are what a later run reuses outputs by.
     const hash = this.#options.hashInputs ? inputHash(node, view.state, view.item) : undefined;
     const recorded = hash === undefined ? undefined : this.#options.reuse?.get(hash);
@@ -82,6 +91,9 @@ export class LocalExecutor {
       spent: snapshot.spent,
       limits: snapshot.limits,
       clock,
+      ...(this.#options.onEphemeral !== undefined && {
+        live: this.#live(activation, this.#options.onEphemeral),
+      }),
     };
     const start = () => {
       const startedAt = clock.now();
@@ -92,7 +104,11 @@ export class LocalExecutor {
         attempt: activation.attempt,
         startedAt,
       });
-      return executeAttempt(this.#graph, node, activation, input);
+      const segment = this.#segment;
+      if (segment === undefined) return executeAttempt(this.#graph, node, activation, input);
+      const scope = segment.attemptStarted(activation, node.def.kind);
+      const body = () => executeAttempt(this.#graph, node, activation, input);
+      return scope === undefined ? body() : scope.within(body);
     };
     const stopped = this.#stopped.signal;
     const wait = activation.notBefore === undefined ? 0 : activation.notBefore - clock.now();
@@ -111,6 +127,17 @@ export class LocalExecutor {
       this.#branchSignals.delete(activation.id);
       if (!stopped.aborted && !this.#cancelled.has(activation.id)) this.#done(a);
     });
+  }
+
+  /** The sink of one attempt's ephemeral emits: dropped once the attempt is cancelled. */
+  #live(
+    activation: Activation,
+    tell: NonNullable<ExecutorOptions['onEphemeral']>,
+  ): (name: string, data: unknown, at: number) => void {
+    return (name, data, at) => {
+      if (this.#stopped.signal.aborted || this.#cancelled.has(activation.id)) return;
+      tell(activation, name, data, at);
+    };
   }
 
   /** Stops activations the run no longer wants; whatever they return later is ignored. */

@@ -3,7 +3,7 @@ import type { CompiledGraph } from '../graph/compiled.js';
 import type { Lease, Store } from '../store/store.js';
 import { type Clock, systemClock } from './clock.js';
 import { commitExtras } from './commit-extras.js';
-import type { Command, RunEvent, Snapshot } from './core/snapshot.js';
+import type { Activation, Command, RunEvent, Snapshot } from './core/snapshot.js';
 import { step } from './core/step.js';
 import type { Attempt } from './execute.js';
 import { type ExecutorOptions, LocalExecutor } from './executor.js';
@@ -13,6 +13,8 @@ import { LeaseKeeper } from './ownership.js';
 import { resultOf } from './result.js';
 import type { RunOptions, RunResult } from './run-types.js';
 import { stepEvents } from './stream.js';
+import type { SegmentTelemetry } from './telemetry.js';
+import { tellStep } from './telemetry-step.js';
 import { type TraceEntry, traceOf } from './trace.js';
 import { TraceRecorder } from './trace-recorder.js';
 
@@ -20,12 +22,21 @@ import { TraceRecorder } from './trace-recorder.js';
 export interface OrchestratorOptions
   extends Pick<
       RunOptions,
-      'signal' | 'onTraceEntry' | 'onAttemptStart' | 'clock' | 'store' | 'watch' | 'watchStates'
+      | 'signal'
+      | 'onTraceEntry'
+      | 'onAttemptStart'
+      | 'clock'
+      | 'store'
+      | 'watch'
+      | 'watchStates'
+      | 'telemetry'
     >,
     Omit<ExecutorOptions, 'clock' | 'onAttemptStart'> {
   readonly journal?: Journal;
   /** The run's lease, held for this driver; renewed while it drives, released when it stops. */
   readonly lease?: { readonly lease: Lease; readonly leaseMs: number; readonly done: () => void };
+  /** The trace context the run's previous segment stored (a resume read it), for a span link. */
+  readonly previousTrace?: string | undefined;
 }
 
 type Item = { readonly event: RunEvent; readonly attempt?: Attempt } | { readonly lost: unknown };
@@ -66,6 +77,9 @@ export class Orchestrator {
   // Set once the last commit gave the lease up: nothing more to release.
   #released = false;
   #deadline: { readonly at: number; readonly stop: AbortController } | undefined;
+  // The run and its last commit told to `watch`: where an ephemeral event sits in the stream.
+  #runId = '';
+  #seq = 0;
 
   constructor(graph: CompiledGraph, options: OrchestratorOptions) {
     this.#graph = graph;
@@ -80,6 +94,10 @@ export class Orchestrator {
         hashInputs: options.hashInputs,
         ...(options.reuse !== undefined && { reuse: options.reuse }),
         ...(options.onAttemptStart !== undefined && { onAttemptStart: options.onAttemptStart }),
+        ...(options.watch !== undefined && {
+          onEphemeral: (activation, name, data, at) =>
+            this.#tellEphemeral(activation, name, data, at),
+        }),
       },
       (attempt) => this.#inbox.push({ event: attempt.event, attempt }),
     );
@@ -96,8 +114,12 @@ export class Orchestrator {
     const { watch } = this.#options;
     // Without a journal the stream still counts commits, as a store would.
     let seq = journal?.seq ?? 0;
+    this.#runId = initial.runId;
+    this.#seq = seq;
     let conflicts = 0;
     let unavailable = 0;
+    const segment = this.#segment(initial, first);
+    let thrown: unknown;
     try {
       for (;;) {
         if ('lost' in item) throw lostLease(snapshot.runId, item.lost);
@@ -162,8 +184,11 @@ export class Orchestrator {
             }
           }
           this.#trace.accept(entries);
+          if (segment !== undefined)
+            tellStep(segment, this.#graph, snapshot, event, result, entries);
           if (watch !== undefined) {
             seq = journal?.seq ?? seq + 1;
+            this.#seq = seq;
             const at = journal?.lastAt ?? now;
             const states = { states: this.#options.watchStates === true };
             for (const told of stepEvents(snapshot.runId, seq, at, snapshot, event, result, states))
@@ -190,14 +215,62 @@ export class Orchestrator {
         }
         item = queued.shift() ?? this.#inbox.take() ?? (await this.#inbox.next());
       }
+    } catch (error) {
+      thrown = error;
+      throw error;
     } finally {
       unwatch();
       this.#deadline?.stop.abort(disarmed);
       this.#executor.stop(runStopped);
       keeper?.stop();
       await this.#release(keeper);
+      segment?.ended({
+        status: snapshot.status,
+        steps: snapshot.steps,
+        ...('error' in snapshot && { error: snapshot.error }),
+        ...(thrown !== undefined && { thrown }),
+      });
     }
-    return resultOf(snapshot, traceOf(this.#trace.entries));
+    return resultOf(snapshot, traceOf(this.#trace.entries), this.#graph);
+  }
+
+  /** Tells `watch` what an attempt emitted with `ephemeral: true`, as it happens. */
+  #tellEphemeral(activation: Activation, name: string, data: unknown, at: number): void {
+    const seq = this.#options.journal?.seq ?? this.#seq;
+    this.#options.watch?.({
+      // `seq` alone is "after every event of commit seq": a watcher resuming after this one
+      // resumes after the last recorded event before it.
+      offset: String(seq),
+      runId: this.#runId,
+      seq,
+      at,
+      type: 'delta',
+      ephemeral: true,
+      activation: activation.id,
+      node: activation.node,
+      attempt: activation.attempt,
+      name,
+      data,
+    });
+  }
+
+  /** Starts this drive's segment with the caller's telemetry, if it observes this one. */
+  #segment(initial: Snapshot, first: readonly RunEvent[]): SegmentTelemetry | undefined {
+    const { telemetry, journal, previousTrace } = this.#options;
+    const stamp = initial.graph;
+    const segment = telemetry?.segment({
+      runId: initial.runId,
+      graph: { name: stamp.name, hash: stamp.hash, version: stamp.version },
+      cause: first[0]?.type ?? 'resumed',
+      readBack: initial.steps,
+      previous: previousTrace,
+    });
+    // A segment nobody traces keeps the trace context it found: the next traced one links to
+    // the last traced one, not to nothing.
+    if (segment?.traceparent !== undefined) journal?.keepTrace(segment.traceparent, true);
+    else journal?.keepTrace(previousTrace, false);
+    if (segment !== undefined) this.#executor.observe(segment);
+    return segment;
   }
 
   /** The trace entries a step ends: its attempt's, and those of attempts it cancelled or abandoned. */

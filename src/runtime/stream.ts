@@ -105,6 +105,21 @@ export type StreamEventBody =
       readonly data: unknown;
       /** When the node emitted it. */
       readonly emittedAt: number;
+    }
+  /**
+   * What a node emitted with `ephemeral: true` while it ran (a model's token deltas, its partial
+   * object, its tool calls): told only to the watchers of the drive that runs it, as it
+   * happens, and never recorded. Its `offset` and `seq` are those of the last recorded event
+   * before it, so a watcher that resumes after it resumes after that one.
+   */
+  | {
+      readonly type: 'delta';
+      readonly ephemeral: true;
+      readonly activation: string;
+      readonly node: string;
+      readonly attempt: number;
+      readonly name: string;
+      readonly data: unknown;
     };
 
 /** Every type a stream event can have, for filters and for the JSON Schema's enum. */
@@ -122,9 +137,16 @@ export const streamEventTypes = [
   'cap.hit',
   'state.patched',
   'custom',
+  'delta',
 ] as const satisfies readonly StreamEventBody['type'][];
 
-const capCodes = new Set(['VISIT_CAP', 'STEP_LIMIT', 'BUDGET_EXCEEDED', 'RUN_TIMEOUT']);
+/** The error codes of run-level caps: a run stopped by one tells `cap.hit`. */
+export const capCodes: ReadonlySet<string> = new Set([
+  'VISIT_CAP',
+  'STEP_LIMIT',
+  'BUDGET_EXCEEDED',
+  'RUN_TIMEOUT',
+]);
 
 /** What a stream's reader asked for: the state after each completion, or not. */
 export interface StreamOptions {

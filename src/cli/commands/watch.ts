@@ -87,6 +87,8 @@ export function describeEvent(io: Io, event: StreamEvent): string {
       return `${at} ${c.yellow('✎')} state patched by ${event.by} (${event.reason}) ${c.dim(clip(JSON.stringify(event.update)))}`;
     case 'custom':
       return `${at} ${c.blue('•')} ${event.activation} ${event.name} ${c.dim(clip(JSON.stringify(event.data ?? null)))}`;
+    case 'delta':
+      return `${at} ${c.dim('~')} ${event.activation} ${event.name} ${c.dim(clip(JSON.stringify(event.data ?? null)))}`;
   }
 }
 
