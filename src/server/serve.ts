@@ -43,11 +43,14 @@ export async function serve(options: ServeOptions): Promise<Served> {
     url: `http://${shown}:${port}`,
     token,
     async close() {
+      // Streams held open by watchers end with the server, and stop reading the store before
+      // the caller closes it.
+      const streams = app.stopStreams();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        // Streams held open by watchers end with the server.
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
       });
+      await streams;
       await app.drain();
     },
   };

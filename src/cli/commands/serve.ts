@@ -7,6 +7,7 @@ interface ServeFlags {
   readonly graphs: string;
   readonly port: string;
   readonly host: string;
+  readonly cors?: string;
 }
 
 /**
@@ -34,6 +35,12 @@ export async function serveApi(out: Io, flags: ServeFlags): Promise<number> {
     graphs,
     host: flags.host,
     port,
+    ...(flags.cors !== undefined && {
+      corsOrigins: flags.cors
+        .split(',')
+        .map((o) => o.trim())
+        .filter((o) => o !== ''),
+    }),
     // A run the API moved on went wrong after its request was answered: say so, here.
     onBackground: (runId, outcome) => {
       if (outcome instanceof Error) out.error(`run ${runId}: ${outcome.message}`);

@@ -1,0 +1,76 @@
+import type { Hono } from 'hono';
+import { answer } from '../runtime/answer.js';
+import { cancel } from '../runtime/cancel.js';
+import { patchState } from '../runtime/patch.js';
+import { resume } from '../runtime/resume.js';
+import { run } from '../runtime/run.js';
+import { continueThread } from '../runtime/thread.js';
+import type { ApiContext } from './api-context.js';
+import { bodyOf, paramOf } from './request.js';
+import { route } from './route.js';
+import { routes } from './routes.js';
+
+/** The routes that move runs: start, answer a wait, resume, cancel, continue a thread, patch. */
+export function driveRoutes(app: Hono, api: ApiContext): void {
+  const { store } = api;
+  const statusOf = async (runId: string) => (await store.getRun(runId))?.status;
+
+  route(app, routes.startRun, async (c) => {
+    const body = await bodyOf(c, routes.startRun.body);
+    const graph = api.graphNamed(body.graph);
+    const runId = body.runId ?? crypto.randomUUID();
+    await api.launch(runId, (watcher) =>
+      run(graph, (body.input ?? {}) as never, { store, runId, watch: watcher }),
+    );
+    return c.json({ runId, status: (await statusOf(runId)) ?? 'running' }, 202);
+  });
+
+  route(app, routes.answerWait, async (c) => {
+    const runId = paramOf(c, 'id');
+    const [, graph] = await api.runAndGraph(runId);
+    const body = await bodyOf(c, routes.answerWait.body);
+    const requestId = decodeURIComponent(paramOf(c, 'request'));
+    await answer(store, runId, requestId, body.answer, { by: body.by ?? 'api' });
+    await api.launch(runId, (watcher) => resume(store, graph, runId, { watch: watcher }));
+    return c.json({ runId, status: await statusOf(runId) }, 202);
+  });
+
+  route(app, routes.resumeRun, async (c) => {
+    const runId = paramOf(c, 'id');
+    const [, graph] = await api.runAndGraph(runId);
+    await bodyOf(c, routes.resumeRun.body);
+    await api.launch(runId, (watcher) => resume(store, graph, runId, { watch: watcher }));
+    return c.json({ runId, status: await statusOf(runId) }, 202);
+  });
+
+  route(app, routes.cancelRun, async (c) => {
+    const runId = paramOf(c, 'id');
+    const [, graph] = await api.runAndGraph(runId);
+    const body = await bodyOf(c, routes.cancelRun.body);
+    const reason = body.reason ?? 'cancelled through the API';
+    const after = await cancel(store, graph, runId, { reason });
+    return c.json({ runId, status: after.status });
+  });
+
+  route(app, routes.continueRun, async (c) => {
+    const runId = paramOf(c, 'id');
+    const [, graph] = await api.runAndGraph(runId);
+    const body = await bodyOf(c, routes.continueRun.body);
+    const next = body.runId ?? crypto.randomUUID();
+    await api.launch(next, (watcher) =>
+      continueThread(store, graph, runId, body.input ?? {}, { runId: next, watch: watcher }),
+    );
+    return c.json({ runId: next, status: await statusOf(next) }, 202);
+  });
+
+  route(app, routes.patchRun, async (c) => {
+    const runId = paramOf(c, 'id');
+    const [, graph] = await api.runAndGraph(runId);
+    const body = await bodyOf(c, routes.patchRun.body);
+    const after = await patchState(store, graph, runId, body.update, {
+      by: body.by,
+      reason: body.reason,
+    });
+    return c.json({ runId, status: after.status, state: after.state });
+  });
+}

@@ -1,0 +1,86 @@
+import type { Hono } from 'hono';
+import { WaymarkError } from '../error/waymark-error.js';
+import type { CompiledGraph } from '../graph/compiled.js';
+import { inspect } from '../runtime/inspect.js';
+import { rewind } from '../runtime/rewind.js';
+import type { StreamEvent } from '../runtime/stream.js';
+import { seqOfOffset, watch } from '../runtime/watch.js';
+import type { ApiContext } from './api-context.js';
+import { bodyOf, paramOf, queryOf } from './request.js';
+import { route } from './route.js';
+import { routes } from './routes.js';
+import { mountRunsWatch } from './runs-watch.js';
+
+/**
+ * The routes the web page (`waymark ui`) needs beyond the rest of the API, each usable on its
+ * own: a graph's declaration as data (`GET /graphs/:name`, to lay it out), a run's stream so
+ * far as one JSON answer (`GET /runs/:id/recorded`), its quarantine (`GET /runs/:id/quarantine`),
+ * rewind (`POST /runs/:id/rewind`, like `waymark rewind`), and the listing of runs watched live
+ * (`GET /watch/runs`). Mounted after the token check; their specs are in the route table.
+ *
+ * @example
+ * pageRoutes(app, api);
+ */
+export function pageRoutes(app: Hono, api: ApiContext): void {
+  const { store } = api;
+
+  route(app, routes.getGraph, (c) => {
+    const graph = api.graphNamed(paramOf(c, 'name'));
+    return c.json({ name: graph.name, hash: graph.hash, version: graph.version, def: graph.def });
+  });
+
+  // What the run's stream has told so far, in one JSON answer: a page opens a long run with it
+  // (10,000 steps are 20,000 events: one answer, not 20,000 SSE messages), then follows the SSE
+  // stream after `last`.
+  route(app, routes.getRecorded, async (c) => {
+    const runId = paramOf(c, 'id');
+    const [, graph] = await api.runAndGraph(runId);
+    const { after } = queryOf(c, routes.getRecorded.query);
+    if (after !== undefined) seqOfOffset(after);
+    const events: StreamEvent[] = [];
+    const options = { follow: false, ...(after !== undefined && { after }) };
+    for await (const event of watch(store, graph, runId, options)) events.push(event);
+    return c.json({ events, last: events.at(-1)?.offset ?? after ?? null });
+  });
+
+  route(app, routes.getQuarantine, async (c) => {
+    const runId = paramOf(c, 'id');
+    const [, graph] = await api.runAndGraph(runId);
+    const { snapshot } = await inspect(store, graph, runId);
+    return c.json({ quarantine: snapshot.quarantine });
+  });
+
+  // A new run from the checkpoint before `to`, like `waymark rewind`; the earlier run stays.
+  route(app, routes.rewindRun, async (c) => {
+    const runId = paramOf(c, 'id');
+    const [, graph] = await api.runAndGraph(runId);
+    const body = await bodyOf(c, routes.rewindRun.body);
+    const next = body.runId ?? crypto.randomUUID();
+    const update =
+      body.note === undefined ? undefined : noteUpdate(graph, body.note, body.noteField ?? 'notes');
+    await api.launch(next, (watcher) =>
+      rewind(store, graph, runId, {
+        to: body.to,
+        runId: next,
+        watch: watcher,
+        ...(update !== undefined && { update }),
+      }),
+    );
+    return c.json({ runId: next, status: (await store.getRun(next))?.status ?? 'running' }, 202);
+  });
+
+  mountRunsWatch(app, api);
+}
+
+/** The note as an update of its field: a list gets it as one item, anything else the text. */
+function noteUpdate(graph: CompiledGraph, note: string, field: string): Record<string, unknown> {
+  const schema = graph.fieldSchemas.get(field);
+  if (schema === undefined) {
+    throw new WaymarkError(
+      'OPTIONS_INVALID',
+      `graph "${graph.name}" has no state field "${field}" for the note; name one with noteField (fields: ${graph.def.fields.join(', ')})`,
+      { retryable: false, details: { field } },
+    );
+  }
+  return { [field]: schema.safeParse([note]).success ? [note] : note };
+}

@@ -1,0 +1,188 @@
+import type { z } from 'zod';
+import * as s from './schemas.js';
+
+/** One route of the API: what it takes and gives, for its handler and the OpenAPI document. */
+export interface RouteSpec {
+  readonly method: 'get' | 'post';
+  /** Hono's form: `/runs/:id`. */
+  readonly path: string;
+  readonly summary: string;
+  readonly query?: z.ZodObject;
+  readonly body?: z.ZodObject;
+  /** The status of success. */
+  readonly status: 200 | 202;
+  /** The body of success; `event-stream` for Server-Sent Events. */
+  readonly response: z.ZodType | 'event-stream';
+  /** Codes this route may refuse with, beyond a bad request and a missing token. */
+  readonly refuses?: readonly string[];
+}
+
+const run = ['RUN_NOT_FOUND', 'GRAPH_NOT_SERVED'];
+
+/** Every route the API has. The document at `/openapi.json` is made from this table. */
+export const routes = {
+  listGraphs: {
+    method: 'get',
+    path: '/graphs',
+    summary: 'The graphs this server runs: name, structural hash, version, Mermaid',
+    status: 200,
+    response: s.graphList,
+  },
+  listRuns: {
+    method: 'get',
+    path: '/runs',
+    summary: 'Runs, newest first, filtered, one page at a time',
+    query: s.listRunsQuery,
+    status: 200,
+    response: s.runPage,
+  },
+  startRun: {
+    method: 'post',
+    path: '/runs',
+    summary: 'Starts a run in this server; answered once its first step is recorded',
+    body: s.startRunBody,
+    status: 202,
+    response: s.moved,
+    refuses: ['GRAPH_NOT_SERVED', 'INPUT_INVALID', 'RUN_EXISTS'],
+  },
+  getRun: {
+    method: 'get',
+    path: '/runs/:id',
+    summary: 'A run: its record, status, state, pending activations and path',
+    status: 200,
+    response: s.runView,
+    refuses: run,
+  },
+  getTrace: {
+    method: 'get',
+    path: '/runs/:id/trace',
+    summary: "A run's trace: every attempt of every activation",
+    status: 200,
+    response: s.traceResponse,
+    refuses: run,
+  },
+  getHistory: {
+    method: 'get',
+    path: '/runs/:id/history',
+    summary: 'The state after every step, one page at a time',
+    query: s.historyQuery,
+    status: 200,
+    response: s.historyPage,
+    refuses: run,
+  },
+  getStep: {
+    method: 'get',
+    path: '/runs/:id/steps/:seq',
+    summary: 'The state after one step',
+    status: 200,
+    response: s.stepResponse,
+    refuses: run,
+  },
+  streamEvents: {
+    method: 'get',
+    path: '/runs/:id/events',
+    summary:
+      "A run's events as Server-Sent Events (each `data` is one stream event); resumes after `Last-Event-ID`",
+    query: s.eventsQuery,
+    status: 200,
+    response: 'event-stream',
+    refuses: run,
+  },
+  listWaits: {
+    method: 'get',
+    path: '/runs/:id/waits',
+    summary: "A run's waits for a person, open and closed",
+    query: s.waitsQuery,
+    status: 200,
+    response: s.waitList,
+    refuses: run,
+  },
+  answerWait: {
+    method: 'post',
+    path: '/runs/:id/waits/:request/answer',
+    summary: 'Answers a wait (validated against its schema, recorded once) and moves the run on',
+    body: s.answerBody,
+    status: 202,
+    response: s.moved,
+    refuses: [...run, 'WAIT_NOT_FOUND', 'ANSWER_INVALID', 'WAIT_ALREADY_ANSWERED', 'WAIT_CLOSED'],
+  },
+  resumeRun: {
+    method: 'post',
+    path: '/runs/:id/resume',
+    summary: 'Moves a stopped run on from where it stopped',
+    body: s.emptyBody,
+    status: 202,
+    response: s.moved,
+    refuses: [...run, 'RUN_NOT_RESUMABLE', 'RUN_OWNED'],
+  },
+  cancelRun: {
+    method: 'post',
+    path: '/runs/:id/cancel',
+    summary: 'Cancels a run that has not finished',
+    body: s.cancelBody,
+    status: 200,
+    response: s.stopped,
+    refuses: [...run, 'RUN_NOT_CANCELLABLE'],
+  },
+  continueRun: {
+    method: 'post',
+    path: '/runs/:id/continue',
+    summary: "Starts a thread's next run from a finished run's final state",
+    body: s.continueBody,
+    status: 202,
+    response: s.moved,
+    refuses: [...run, 'RUN_NOT_CONTINUABLE', 'INPUT_INVALID', 'RUN_EXISTS'],
+  },
+  patchRun: {
+    method: 'post',
+    path: '/runs/:id/patch',
+    summary: 'Changes the state of a waiting or stopped run: a recorded event naming who and why',
+    body: s.patchBody,
+    status: 200,
+    response: s.patched,
+    refuses: [...run, 'RUN_NOT_PATCHABLE', 'INPUT_INVALID'],
+  },
+  getGraph: {
+    method: 'get',
+    path: '/graphs/:name',
+    summary: "A graph's declaration as data, to lay it out",
+    status: 200,
+    response: s.graphDeclaration,
+    refuses: ['GRAPH_NOT_SERVED'],
+  },
+  getRecorded: {
+    method: 'get',
+    path: '/runs/:id/recorded',
+    summary: "What a run's stream has told so far, in one answer (then follow the SSE stream)",
+    query: s.recordedQuery,
+    status: 200,
+    response: s.recordedEvents,
+    refuses: [...run, 'OPTIONS_INVALID'],
+  },
+  getQuarantine: {
+    method: 'get',
+    path: '/runs/:id/quarantine',
+    summary: 'The outputs the checks of a run set aside',
+    status: 200,
+    response: s.quarantineList,
+    refuses: run,
+  },
+  rewindRun: {
+    method: 'post',
+    path: '/runs/:id/rewind',
+    summary:
+      'A new run from the checkpoint before a node, with an optional note (`waymark rewind`); the earlier run stays',
+    body: s.rewindBody,
+    status: 202,
+    response: s.moved,
+    refuses: [...run, 'OPTIONS_INVALID', 'RUN_EXISTS'],
+  },
+  watchRuns: {
+    method: 'get',
+    path: '/watch/runs',
+    summary:
+      'The listing of runs, watched: an SSE `runs` event whenever a run among the newest, running and waiting ones changes',
+    status: 200,
+    response: 'event-stream',
+  },
+} as const satisfies Record<string, RouteSpec>;

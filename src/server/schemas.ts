@@ -1,0 +1,209 @@
+import { z } from 'zod';
+import { streamEventTypes } from '../runtime/stream.js';
+import { storedStatuses } from '../store/store.js';
+
+// What the API takes and gives. Requests are validated with these schemas, and the OpenAPI
+// document is generated from them, so the document cannot drift from what the server checks.
+
+const digits = (what: string) => z.string().regex(/^\d+$/, 'must be a whole number').describe(what);
+
+const nonEmpty = (what: string) =>
+  z.string().trim().min(1, 'must be a non-empty string').describe(what);
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const listRunsQuery = z.strictObject({
+  status: z.enum(storedStatuses).optional().describe('only runs with this status'),
+  graph: z.string().optional().describe('only runs of this graph'),
+  thread: z.string().optional().describe("only the runs of this thread (a conversation's turns)"),
+  since: digits('only runs created at or after this time, ms since the epoch').optional(),
+  until: digits('only runs created before this time, ms since the epoch').optional(),
+  limit: digits('runs per page, 1 to 500 (default 50)').optional(),
+  cursor: z.string().optional().describe('the "next" of the page before'),
+});
+
+export const historyQuery = z.strictObject({
+  after: digits('steps after this seq').optional(),
+  limit: digits('steps per page, 1 to 1000 (default 100)').optional(),
+});
+
+export const eventsQuery = z.strictObject({
+  after: z
+    .string()
+    .optional()
+    .describe('events after this offset (the header Last-Event-ID wins over it)'),
+});
+
+export const waitsQuery = z.strictObject({
+  open: z.enum(['true', 'false']).optional().describe('only open (true) or closed (false) waits'),
+});
+
+export const startRunBody = z.strictObject({
+  graph: nonEmpty('the graph to run, by name'),
+  input: jsonObject.optional().describe("the run's input, as its graph's state fields"),
+  runId: nonEmpty('the run id to use (default: a new UUID)').optional(),
+});
+
+export const answerBody = z.strictObject({
+  answer: z.unknown().describe("the answer, valid against the wait's answer schema"),
+  by: nonEmpty('who answers (default "api")').optional(),
+});
+
+export const cancelBody = z.strictObject({
+  reason: nonEmpty('why (default "cancelled through the API")').optional(),
+});
+
+export const continueBody = z.strictObject({
+  input: jsonObject.optional().describe("the next turn's input, applied through the reducers"),
+  runId: nonEmpty("the next run's id (default: a new UUID)").optional(),
+});
+
+export const patchBody = z.strictObject({
+  update: jsonObject.describe('the state fields to set, through their reducers'),
+  by: nonEmpty('who changes the state'),
+  reason: nonEmpty('why'),
+});
+
+export const emptyBody = z.strictObject({});
+
+export const rewindBody = z.strictObject({
+  to: nonEmpty('the node to run again: the new run starts from the checkpoint before it'),
+  note: nonEmpty('a note added to the state first (to a list field, as one item)').optional(),
+  noteField: nonEmpty('the state field the note goes to (default "notes")').optional(),
+  runId: nonEmpty("the new run's id (default: a new UUID)").optional(),
+});
+
+export const recordedQuery = z.strictObject({
+  after: z.string().optional().describe('events after this offset'),
+});
+
+// Responses: documented, and checked against what the server sends by the API's tests.
+
+export const errorResponse = z.object({
+  error: z.object({
+    code: z.string().describe('stable: what a client switches on'),
+    message: z.string(),
+    details: z.unknown(),
+  }),
+});
+
+export const runSummary = z.object({
+  runId: z.string(),
+  graph: z.string(),
+  graphHash: z.string(),
+  status: z.enum(storedStatuses),
+  seq: z.number().int(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  labels: z.record(z.string(), z.string()),
+});
+
+export const runPage = z.object({
+  runs: z.array(runSummary),
+  next: z.string().nullable().describe('the cursor of the next page; null on the last'),
+});
+
+export const graphList = z.object({
+  graphs: z.array(
+    z.object({
+      name: z.string(),
+      hash: z.string(),
+      version: z.number(),
+      mermaid: z.string().describe('the declared graph as a Mermaid flowchart'),
+    }),
+  ),
+});
+
+export const moved = z.object({
+  runId: z.string(),
+  status: z.enum(storedStatuses).optional().describe('its status once its first step was recorded'),
+});
+
+export const runView = z.object({
+  run: runSummary,
+  status: z.string(),
+  state: jsonObject,
+  pending: z.array(z.string()).describe('activations scheduled and not yet completed'),
+  path: z.array(z.string()).describe('the nodes the run went through, in order'),
+  error: z.unknown().optional(),
+});
+
+export const traceResponse = z.object({
+  entries: z.array(
+    z.object({
+      node: z.string(),
+      activation: z.string(),
+      parent: z.string().nullable(),
+      attempt: z.number().int(),
+      startedAt: z.number(),
+      durationMs: z.number(),
+      status: z.enum(['succeeded', 'failed', 'cancelled']),
+      retried: z.boolean(),
+      reused: z.literal(true).optional(),
+      usage: z.unknown().optional(),
+      turns: z.array(z.unknown()).optional(),
+      error: z.unknown().optional(),
+    }),
+  ),
+  path: z.array(z.string()),
+});
+
+export const stepResponse = z.object({
+  seq: z.number().int(),
+  at: z.number(),
+  event: z.string().describe('the event the step recorded ("created" for the input)'),
+  activation: z.string().optional(),
+  status: z.string().describe("the run's status after the step"),
+  state: jsonObject.describe('the state after the step'),
+});
+
+export const historyPage = z.object({
+  steps: z.array(stepResponse),
+  next: z.number().int().nullable(),
+});
+
+export const waitList = z.object({
+  waits: z.array(
+    z.object({
+      requestId: z.string(),
+      node: z.string(),
+      activation: z.string(),
+      request: z.unknown().describe('what is asked: prompt, answer schema'),
+      openedAt: z.number(),
+      answer: z.unknown(),
+      answeredBy: z.string().nullable(),
+      closedAt: z.number().nullable(),
+    }),
+  ),
+});
+
+export const stopped = z.object({ runId: z.string(), status: z.string() });
+
+export const graphDeclaration = z.object({
+  name: z.string(),
+  hash: z.string(),
+  version: z.number(),
+  def: z.unknown().describe("the graph's declaration as data: nodes, edges, routes, fan-outs"),
+});
+
+export const recordedEvents = z.object({
+  events: z.array(z.unknown()).describe('the stream events recorded so far, in order'),
+  last: z.string().nullable().describe('the offset to follow the SSE stream after'),
+});
+
+export const quarantineList = z.object({
+  quarantine: z.array(z.unknown()).describe('outputs the checks set aside, with their reasons'),
+});
+
+export const patched = z.object({ runId: z.string(), status: z.string(), state: jsonObject });
+
+export const streamEvent = z
+  .object({
+    offset: z.string().describe('seq.i: resume after it (the SSE event id)'),
+    runId: z.string(),
+    seq: z.number().int(),
+    at: z.number(),
+    type: z.enum(streamEventTypes),
+  })
+  .loose()
+  .describe('one event of the stream; docs/streaming.md lists each type and its fields');
