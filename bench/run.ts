@@ -23,14 +23,18 @@ const scenarios: Readonly<Record<string, string>> = {
   chain: '100-node chain, async nodes, in memory: waymark vs LangGraph.js',
   loop: '2-node loop x1,000, async nodes, in memory: waymark vs LangGraph.js',
   fanout: '100-way map fan-out + append join, in memory: waymark vs LangGraph.js Send',
+  subgraph:
+    '100-item map of a 4-node subgraph, in memory and on SQLite: vs the flat branch and LangGraph.js subgraphs with Send',
   sqlite: 'chain and loop persisted to SQLite: waymark SqliteStore vs LangGraph.js SqliteSaver',
   resume: 'resume after 10 vs 10,000 steps, and SQLite file size after 1,000 appends',
   build: 'declare + compile a 10,000-node chain: waymark vs LangGraph.js',
   validate: 'validate generated 10k/20k/40k-node graphs: growth per doubling',
   startup: 'start the command: --version and ls on an empty database, installed and in the clone',
-  stream: "commit -> a watcher of the run's stream in another process, on SQLite",
+  stream: "commit -> a watcher of the run's stream in another process, on SQLite and PostgreSQL",
   serve:
     'waymark serve: events/s to 100 SSE clients of one busy run, and its added latency per request',
+  ui: 'waymark ui: open a finished 10,000-step run in headless Chromium, until drawn',
+  telemetry: 'per-step cost without telemetry, with otel() and no provider, and with the SDK',
   workers:
     'PostgreSQL workers: throughput vs pg-boss, fan-out 1 vs 4, latency, durable step, takeover, a 1,000-item map (only when named)',
 };
@@ -44,6 +48,7 @@ const optIn = new Set(['workers']);
  */
 const parts: Readonly<Record<string, readonly (readonly string[])[]>> = {
   sqlite: [['chain'], ['loop']],
+  subgraph: [['memory'], ['sqlite']],
   workers: [['throughput'], ['fanout'], ['latency'], ['step'], ['takeover'], ['widemap']],
 };
 

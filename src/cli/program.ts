@@ -333,16 +333,42 @@ Example:
       },
       { flags: '--port <n>', description: 'the port (0: any free one, printed)', default: '0' },
       { flags: '--host <address>', description: 'the address to listen on', default: '127.0.0.1' },
+      {
+        flags: '--cors <origins>',
+        description: 'origins (comma-separated) whose pages may call the API; default none',
+      },
     ],
     help: `
 Every request carries the bearer token printed at start (or the one in WAYMARK_TOKEN). The API
 is in docs/server.md: graphs, runs (start, list, get, trace, history, the state at a step), a
 run's events as Server-Sent Events (resumable with Last-Event-ID), waits (list, answer), and
-cancel, resume, continue and patch. Runs it starts or moves on run in this process.
+cancel, resume, continue and patch; its OpenAPI document at /openapi.json. Runs it starts or
+moves on run in this process.
 
 Example:
   $ waymark serve --graphs ./graphs --port 8787`,
     load: async () => (await import('./commands/serve.js')).serveApi,
+  },
+  {
+    name: 'ui',
+    description: 'serve the web page (runs, their paths, waits) and the HTTP API on 127.0.0.1',
+    args: [],
+    options: [
+      {
+        flags: '--graphs <module or folder>',
+        description: 'the graphs to draw and drive (default: the graph files the runs recorded)',
+      },
+      { flags: '--port <n>', description: 'the port (0: any free one, printed)', default: '0' },
+      { flags: '--no-open', description: 'print the URL without opening a browser' },
+    ],
+    help: `
+The URL carries the token in its fragment (#token=...): a browser never sends a fragment, so the
+token stays out of logs; keep the URL to yourself. A browser opens only on a terminal outside CI.
+The page is in docs/ui.md: runs (live), a run's graph with its path and timeline, waits to answer.
+
+Example:
+  $ waymark ui --graphs ./graphs --port 8788`,
+    load: async () => (await import('./commands/ui.js')).ui,
   },
   {
     name: 'worker',

@@ -89,6 +89,7 @@ describe('waymark --json', () => {
     await json(box, ['show', 'nope'], 2);
     collect('run slow.ts (interrupted)', await interrupted(box.db, box.dir));
     collect('serve (stopped)', await served(box.db, box.dir));
+    collect('ui (stopped)', await served(box.db, box.dir, 'ui'));
     if (skipReason === undefined) await workerLines(box);
 
     const problems: string[] = [];
@@ -151,12 +152,24 @@ function interrupted(db: string, cwd: string): Promise<Outcome> {
   });
 }
 
-/** `waymark --json serve` until its first line, asked once over HTTP, then stopped with SIGTERM. */
-function served(db: string, cwd: string): Promise<Outcome> {
+/**
+ * `waymark --json serve` (or `ui`) until its first line, asked once over HTTP, then stopped
+ * with SIGTERM.
+ */
+function served(db: string, cwd: string, command: 'serve' | 'ui' = 'serve'): Promise<Outcome> {
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      [bin, '--db', db, '--json', 'serve', '--graphs', fixture('review.ts')],
+      [
+        bin,
+        '--db',
+        db,
+        '--json',
+        command,
+        '--graphs',
+        fixture('review.ts'),
+        ...(command === 'ui' ? ['--no-open'] : []),
+      ],
       {
         cwd,
         env: { ...process.env, WAYMARK_TOKEN: 'json-test' },
@@ -169,8 +182,8 @@ function served(db: string, cwd: string): Promise<Outcome> {
       const first = stdout.split('\n')[0];
       if (asked || !stdout.includes('\n') || first === undefined) return;
       asked = true;
-      const { url } = JSON.parse(first) as { url: string };
-      await fetch(`${url}/graphs`, { headers: { authorization: 'Bearer json-test' } });
+      const { url, api } = JSON.parse(first) as { url: string; api?: string };
+      await fetch(`${api ?? url}/graphs`, { headers: { authorization: 'Bearer json-test' } });
       child.kill('SIGTERM');
     });
     child.on('exit', (code) => {

@@ -134,6 +134,8 @@ describe('npm pack', () => {
     expect(files).toContain('dist/index.d.ts');
     expect(files).toContain('bin/waymark.js');
     expect(files).toContain('docs/cli.md');
+    // The web page, built by Vite: `waymark ui` serves it offline.
+    expect(files).toContain('dist/ui/index.html');
     expect(files.filter((f) => f.startsWith('src/') || f.startsWith('test/'))).toEqual([]);
   });
 });

@@ -1,0 +1,102 @@
+import { useState } from 'react';
+import { ApiError, post, runPath } from './api.js';
+import { go } from './route.js';
+import type { GraphDef, RunStatus } from './types.js';
+
+/**
+ * Cancel, resume, and rewind-from-here (a new run from the checkpoint before a node, with a note
+ * for its state, like `waymark rewind --to <node> --note`). The refusal of the API is shown as
+ * it came: a run that cannot be resumed says why.
+ */
+export function RunActions(props: {
+  runId: string;
+  status: RunStatus | undefined;
+  def: GraphDef | undefined;
+  node: string | undefined;
+}) {
+  const { runId, status, def } = props;
+  const [message, setMessage] = useState<string>();
+  const [rewinding, setRewinding] = useState(false);
+  const [to, setTo] = useState<string>();
+  const [note, setNote] = useState('');
+  const target = to ?? props.node ?? def?.nodes[0]?.name ?? '';
+  const act = async (what: string, body: unknown = {}) => {
+    setMessage(undefined);
+    try {
+      return await post<{ runId: string; status: string }>(`${runPath(runId)}/${what}`, body);
+    } catch (e) {
+      setMessage(e instanceof ApiError ? `${e.code}: ${e.message}` : String(e));
+      return undefined;
+    }
+  };
+  const open = status === 'running' || status === 'waiting';
+  const noteField = def?.fields.includes('notes')
+    ? 'notes'
+    : def?.fields.includes('note')
+      ? 'note'
+      : undefined;
+  return (
+    <div className="actions">
+      <button
+        type="button"
+        disabled={!open}
+        onClick={() => void act('cancel', { reason: 'cancelled from the web page' })}
+      >
+        Cancel
+      </button>
+      <button
+        type="button"
+        disabled={status === 'succeeded' || status === 'cancelled'}
+        onClick={() => void act('resume')}
+      >
+        Resume
+      </button>
+      <button type="button" onClick={() => setRewinding((r) => !r)} aria-expanded={rewinding}>
+        Rewind…
+      </button>
+      {rewinding && (
+        <form
+          className="rewind"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const body = {
+              to: target,
+              ...(note.trim() !== '' &&
+                noteField !== undefined && { note: note.trim(), noteField }),
+            };
+            const moved = await act('rewind', body);
+            if (moved !== undefined) go(`/runs/${encodeURIComponent(moved.runId)}`);
+          }}
+        >
+          <label>
+            from node
+            <select aria-label="rewind to" value={target} onChange={(e) => setTo(e.target.value)}>
+              {def?.nodes.map((n) => (
+                <option key={n.name}>{n.name}</option>
+              ))}
+            </select>
+          </label>
+          <label>
+            note{' '}
+            {noteField === undefined ? '(no notes field in this state)' : `(into "${noteField}")`}
+            <textarea
+              aria-label="rewind note"
+              value={note}
+              disabled={noteField === undefined}
+              onChange={(e) => setNote(e.target.value)}
+              rows={2}
+            />
+          </label>
+          <button type="submit" className="primary">
+            Rewind as a new run
+          </button>
+        </form>
+      )}
+      {message !== undefined && (
+        <p className="error" role="alert">
+          {message}
+        </p>
+      )}
+    </div>
+  );
+}
