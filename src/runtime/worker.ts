@@ -1,11 +1,12 @@
 import { isWaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import type { ClaimedTask, Lease, Store, WorkQueue } from '../store/store.js';
+import type { ClaimedRun, ClaimedTask, Store, WorkQueue } from '../store/store.js';
 import { type Clock, systemClock } from './clock.js';
 import { foldRun } from './fold.js';
 import { newOwner, type Owner } from './identity.js';
 import { runTask } from './run-task.js';
 import { TaskFinisher } from './task-finisher.js';
+import type { Telemetry } from './telemetry.js';
 
 /** Options of a {@link Worker}. */
 export interface WorkerOptions {
@@ -23,6 +24,11 @@ export interface WorkerOptions {
   readonly clock?: Clock;
   /** What the worker tells as it goes: a CLI prints it, a test counts it. */
   readonly onEvent?: (event: WorkerEvent) => void;
+  /**
+   * Who is told of the node bodies this worker runs, e.g. `otel()` from `waymark/otel`: a span
+   * per task, under the trace context its run stored. See docs/telemetry.md.
+   */
+  readonly telemetry?: Telemetry;
 }
 
 /** What a worker did, as it does it. */
@@ -58,7 +64,8 @@ export type WorkerEvent =
 export class Worker {
   readonly #store: Store & WorkQueue;
   readonly #graphs: ReadonlyMap<string, CompiledGraph>;
-  readonly #options: Required<Omit<WorkerOptions, 'onEvent'>> & Pick<WorkerOptions, 'onEvent'>;
+  readonly #options: Required<Omit<WorkerOptions, 'onEvent' | 'telemetry'>> &
+    Pick<WorkerOptions, 'onEvent' | 'telemetry'>;
   readonly #me: Owner & { done(): void };
   readonly #finisher: TaskFinisher;
   #nudge: (() => void) | undefined;
@@ -93,6 +100,7 @@ export class Worker {
       folds: options.folds ?? 8,
       clock: options.clock ?? systemClock,
       ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
+      ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
     };
     this.#me = newOwner();
     this.#finisher = new TaskFinisher(store);
@@ -154,7 +162,10 @@ export class Worker {
   /** Folds the runs that have something to fold, side by side; true if it claimed any. */
   async #fold(graphs: readonly { name: string; hash: string }[]): Promise<boolean> {
     const me = this.#me;
-    const leases = await this.#store.claimRuns({
+    // The claim reads what each fold needs in the same round trip: the run and its inbox, both
+    // under the lease, where nobody else consumes the inbox or commits but a cancellation,
+    // which the fold meets as a conflict.
+    const claimed = await this.#store.claimAndLoadRuns({
       owner: me.owner,
       host: me.host,
       pid: me.pid,
@@ -162,25 +173,18 @@ export class Worker {
       graphs,
       limit: this.#options.folds,
     });
-    await Promise.all(leases.map((lease) => this.#foldOne(lease)));
-    return leases.length > 0;
+    await Promise.all(claimed.map((c) => this.#foldOne(c)));
+    return claimed.length > 0;
   }
 
-  async #foldOne(lease: Lease): Promise<void> {
+  async #foldOne(claimed: ClaimedRun): Promise<void> {
+    const { lease } = claimed;
     let released = false;
     try {
-      // Both under the lease: nobody else consumes the inbox or commits but a cancellation,
-      // which the fold meets as a conflict. One round trip for the two.
-      const [loaded, inbox] = await Promise.all([
-        this.#store.loadRun(lease.runId),
-        this.#store.inbox(lease.runId),
-      ]);
-      const graph = loaded === undefined ? undefined : this.#graphs.get(loaded.run.graph);
+      if ('error' in claimed) throw claimed.error;
+      const graph = this.#graphs.get(claimed.run.run.graph);
       if (graph === undefined) return; // claimed by graph: only a deleted run gets here
-      const folded = await foldRun(this.#store, graph, lease, this.#options.clock, {
-        run: loaded!,
-        inbox,
-      });
+      const folded = await foldRun(this.#store, graph, lease, this.#options.clock, claimed);
       released = folded.released;
       this.#tell({
         type: 'folded',
@@ -229,6 +233,9 @@ export class Worker {
         this.#free(slot);
         return this.#finisher.finish(t, attempt, at);
       },
+      ...(this.#options.telemetry !== undefined && {
+        telemetry: { telemetry: this.#options.telemetry, worker: this.#me.owner },
+      }),
     })
       .then((recorded) => {
         this.#tell({ type: 'task', runId: task.runId, activation: task.activation, recorded });

@@ -32,6 +32,7 @@ import {
 } from './internal/rows.js';
 import { waitClosed } from './internal/waits.js';
 import type {
+  ClaimedRun,
   ClaimedTask,
   Commit,
   CommitFollower,
@@ -348,29 +349,67 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
   async loadRun(runId: string): Promise<LoadedRun | undefined> {
     const rows = await this.#history(this.#sql.loadRun, [runId]);
     if (rows === undefined) return undefined;
-    const run = readPgRun(rows.run, runId);
-    if (run.format > storeFormatVersion) {
-      throw new WaymarkError(
-        'STORE_VERSION_UNSUPPORTED',
-        `run "${runId}" cannot be loaded: it was written in store format ${run.format}, newer than this waymark reads (${storeFormatVersion})`,
-        { retryable: false, details: { runId, table: 'runs', column: 'format' } },
-      );
+    return loaded(runId, rows);
+  }
+
+  async claimAndLoadRuns(claim: WorkClaim): Promise<ClaimedRun[]> {
+    checkLeaseMs('(claim)', claim.leaseMs);
+    const { rows } = await this.#query(this.#sql.claimAndLoad, [
+      claim.graphs.map((g) => g.name),
+      claim.graphs.map((g) => g.hash),
+      limitParam(claim.limit),
+      claim.owner,
+      claim.host ?? null,
+      claim.pid ?? null,
+      claim.leaseMs,
+    ]);
+    const byRun = new Map<string, { run?: Row; events: Row[]; inbox: Row[] }>();
+    for (const row of rows) {
+      const runId = String(row.rid);
+      let parts = byRun.get(runId);
+      if (parts === undefined) {
+        parts = { events: [], inbox: [] };
+        byRun.set(runId, parts);
+      }
+      if (row.part === 0) parts.run = row;
+      else if (row.part === 1) parts.events.push(row);
+      else parts.inbox.push(row);
     }
-    if (rows.run.snapshot_seq === null) {
-      throw corrupt(runId, 'it has no snapshot', { table: 'snapshots' });
+    const claimed: ClaimedRun[] = [];
+    for (const [runId, parts] of byRun) {
+      const head = parts.run!;
+      const lease = {
+        runId,
+        owner: claim.owner,
+        epoch: Number(head.lease_epoch),
+        expiresAt: Number(head.lease_expires_at),
+      };
+      try {
+        const events = parts.events
+          .map((row) =>
+            readEvent(
+              { seq: row.event_seq, at: row.event_at, event: row.event, trace: row.trace },
+              runId,
+            ),
+          )
+          .sort((a, b) => a.seq - b.seq);
+        const inbox = parts.inbox
+          .map((row) => {
+            const c = new Columns(row, { runId, table: 'inbox' });
+            return {
+              id: c.integer('inbox_id'),
+              runId,
+              attempt: c.textOrNull('inbox_attempt'),
+              at: c.time('inbox_at'),
+            };
+          })
+          .sort((a, b) => a.id - b.id);
+        claimed.push({ lease, run: loaded(runId, { run: head, events }), inbox });
+      } catch (error) {
+        claimed.push({ lease, error });
+      }
     }
-    const snapshot = readSnapshot(
-      { seq: rows.run.snapshot_seq, data: rows.run.snapshot_data },
-      runId,
-    );
-    if (snapshot.seq > run.seq) {
-      throw corrupt(runId, `its snapshot at seq ${snapshot.seq} is past the run's seq ${run.seq}`, {
-        table: 'snapshots',
-        key: snapshot.seq,
-      });
-    }
-    const events = checkHistory(run, rows.events, snapshot.seq);
-    return { run, snapshot, events: [...events] };
+    return claimed;
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
@@ -859,4 +898,31 @@ function readTask(row: Row): ClaimedTask {
     epoch: c.integer('epoch'),
     expiresAt: c.integer('expires_at'),
   };
+}
+
+/** A run as loadRun reads it, from its row (with its latest snapshot) and events after it. */
+function loaded(runId: string, rows: { run: Row; events: StoredEvent[] }): LoadedRun {
+  const run = readPgRun(rows.run, runId);
+  if (run.format > storeFormatVersion) {
+    throw new WaymarkError(
+      'STORE_VERSION_UNSUPPORTED',
+      `run "${runId}" cannot be loaded: it was written in store format ${run.format}, newer than this waymark reads (${storeFormatVersion})`,
+      { retryable: false, details: { runId, table: 'runs', column: 'format' } },
+    );
+  }
+  if (rows.run.snapshot_seq === null) {
+    throw corrupt(runId, 'it has no snapshot', { table: 'snapshots' });
+  }
+  const snapshot = readSnapshot(
+    { seq: rows.run.snapshot_seq, data: rows.run.snapshot_data },
+    runId,
+  );
+  if (snapshot.seq > run.seq) {
+    throw corrupt(runId, `its snapshot at seq ${snapshot.seq} is past the run's seq ${run.seq}`, {
+      table: 'snapshots',
+      key: snapshot.seq,
+    });
+  }
+  const events = checkHistory(run, rows.events, snapshot.seq);
+  return { run, snapshot, events: [...events] };
 }

@@ -395,6 +395,11 @@ export interface WorkQueue {
    */
   claimRuns(claim: WorkClaim): Promise<Lease[]>;
   /**
+   * `claimRuns`, and for each run claimed what its fold reads (`loadRun`, `inbox`), in one round
+   * trip. A run that cannot be read (damaged) comes with the error loading it would throw.
+   */
+  claimAndLoadRuns(claim: WorkClaim): Promise<ClaimedRun[]>;
+  /**
    * Commits consecutive steps of one run (a fold's) in one transaction, all or none: each
    * commit's seq follows the one before it, all under one epoch, and the group is fenced as one
    * commit is. What the group leaves is what committing them one by one would leave, but for
@@ -470,6 +475,12 @@ export interface CommitFollower {
 export function followsCommits(store: Store): store is Store & RunCommits {
   return typeof (store as Partial<RunCommits>).followCommits === 'function';
 }
+
+/** A run a worker claimed to fold, with what the fold reads. */
+export type ClaimedRun = { readonly lease: Lease } & (
+  | { readonly run: LoadedRun; readonly inbox: readonly InboxRecord[] }
+  | { readonly error: unknown }
+);
 
 /** Timers commits set: listed per run, and across runs by when they are due. */
 export interface TimerStore {

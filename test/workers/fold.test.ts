@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { append, cancel, END, enqueue, graph, inspect } from '../../src/index.js';
@@ -9,6 +10,7 @@ import type { WorkClaim } from '../../src/store/store.js';
 import {
   describePg,
   dropSchema,
+  pgUrl,
   schemaName,
   testPool,
   truncate,
@@ -148,22 +150,63 @@ describePg('a fold commits what it folds in one transaction', () => {
 
   it('a claim reads only the runs that are still going: finished ones, however many, are not scanned', async () => {
     const { pgStatements } = await import('../../src/store/internal/pg-sql.js');
-    const client = await pool.connect();
+    // A connection of its own: DEALLOCATE ALL on one of the pool's would drop the statements
+    // the store prepared there.
+    const client = new pg.Client({ connectionString: pgUrl });
+    await client.connect();
     try {
       // The planner would take a sequential scan of a small table anyway: forbid it, and see
       // that there is an index the claim can use instead.
       await client.query('SET enable_seqscan = off');
-      const { text } = pgStatements(`"${schema}"`).claimRuns;
-      await client.query(`PREPARE claim_runs AS ${text}`);
-      const { rows } = await client.query(
-        `EXPLAIN (FORMAT JSON) EXECUTE claim_runs('{g}', '{h}', 8, 'w', NULL, NULL, 1000)`,
-      );
-      const plan = JSON.stringify(rows[0]['QUERY PLAN']);
-      expect(plan).toContain('"Index Name":"runs_live"');
+      const statements = pgStatements(`"${schema}"`);
+      for (const [name, { text }] of [
+        ['claim_runs', statements.claimRuns],
+        ['claim_and_load', statements.claimAndLoad],
+      ] as const) {
+        await client.query(`PREPARE ${name} AS ${text}`);
+        const { rows } = await client.query(
+          `EXPLAIN (FORMAT JSON) EXECUTE ${name}('{g}', '{h}', 8, 'w', NULL, NULL, 1000)`,
+        );
+        const plan = JSON.stringify(rows[0]['QUERY PLAN']);
+        expect(plan).toContain('"Index Name":"runs_live"');
+      }
     } finally {
-      await client.query('DEALLOCATE ALL').catch(() => {});
-      await client.query('RESET enable_seqscan').catch(() => {});
-      client.release();
+      await client.end();
     }
+  });
+
+  it('a claim that loads reads, in its one round trip, what loadRun and inbox read under the lease', async () => {
+    await enqueue(store, fan, {}, { runId: 'r1' });
+    await enqueue(store, fan, {}, { runId: 'r2' });
+    for (let i = 0; i < 2; i++) {
+      for (const lease of await store.claimRuns(claim))
+        await foldRun(store, fan, lease, systemClock);
+      await runTasks();
+    }
+    const claimed = await store.claimAndLoadRuns(claim);
+    expect(claimed.map((c) => c.lease.runId).sort()).toEqual(['r1', 'r2']);
+    for (const c of claimed) {
+      if ('error' in c) throw c.error;
+      expect(c.run).toEqual(await store.loadRun(c.lease.runId));
+      expect(c.inbox).toEqual(await store.inbox(c.lease.runId));
+      expect(c.inbox.length).toBeGreaterThan(0);
+      expect(c.lease).toMatchObject({
+        owner: 'test',
+        epoch: (await store.getRun(c.lease.runId))!.lease!.epoch,
+      });
+    }
+    // Held: another claim takes neither.
+    expect(await store.claimAndLoadRuns({ ...claim, owner: 'other' })).toEqual([]);
+  });
+
+  it('a claim that loads gives a damaged run with its error, and the others whole', async () => {
+    await enqueue(store, fan, {}, { runId: 'ok' });
+    await enqueue(store, fan, {}, { runId: 'bad' });
+    await pool.query(`DELETE FROM "${schema}".snapshots WHERE run_id = 'bad'`);
+    const claimed = await store.claimAndLoadRuns(claim);
+    const bad = claimed.find((c) => c.lease.runId === 'bad')!;
+    const ok = claimed.find((c) => c.lease.runId === 'ok')!;
+    expect('error' in bad && (bad.error as { code: string }).code).toBe('STORE_CORRUPT');
+    expect('run' in ok && ok.run.run.id).toBe('ok');
   });
 });

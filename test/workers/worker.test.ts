@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
   all,
@@ -119,6 +119,23 @@ describePg('workers on PostgreSQL', () => {
     expect(await store.inbox('c0')).toEqual([]);
   });
 
+  it('folds read what they fold in the claim: no load of a run or of its inbox of their own', async () => {
+    const loads = vi.spyOn(store, 'loadRun');
+    const inboxes = vi.spyOn(store, 'inbox');
+    const claims = vi.spyOn(store, 'claimAndLoadRuns');
+    try {
+      const id = await enqueue(store, chain, {}, { runId: 'reads' });
+      await withWorkers([chain], 1, async () => {
+        expect((await settled(id)).status).toBe('succeeded');
+      });
+      expect(claims).toHaveBeenCalled();
+      expect(loads).not.toHaveBeenCalled();
+      expect(inboxes).not.toHaveBeenCalled();
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
   it('writes a snapshot every 100 events however few each fold commits, so a load replays at most 100', async () => {
     const steps = 400;
     const longGraph = graph('long', { state: State, reducers })
@@ -228,6 +245,48 @@ describePg('workers on PostgreSQL', () => {
     expect((await inspect(store, approval, id)).snapshot.state).toMatchObject({
       approved: true,
       log: ['draft', 'publish'],
+    });
+  });
+
+  it('runs subgraphs on workers: a child inside the run, its wait answered through the parent', async () => {
+    const { askGraph, postGraph } = await import('../subgraph/fixtures.js');
+    const calls: Record<string, number> = {};
+    const post = postGraph(calls);
+    const ask = askGraph(calls);
+    const posted = await enqueue(store, post, { text: ' a long draft here ' });
+    const asked = await enqueue(store, ask, { text: 'notes' });
+    await withWorkers([post, ask], 2, async () => {
+      expect((await settled(posted)).status).toBe('succeeded');
+      expect((await settled(asked)).status).toBe('waiting');
+      await answer(store, asked, `${asked}/ask/approve:1`, { approved: true }, { by: 'ana' });
+      const until = Date.now() + 10_000;
+      while ((await store.getRun(asked))?.status !== 'succeeded') {
+        if (Date.now() > until) throw new Error('the answer did not continue the child');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+    const view = await inspect(store, post, posted);
+    expect(view.snapshot.state).toMatchObject({ verdict: 'accept', published: true });
+    expect(view.trace.path).toEqual([
+      'prep',
+      'review/read',
+      'review/score',
+      'review/accept',
+      'publish',
+    ]);
+    expect((await inspect(store, ask, asked)).snapshot.state).toMatchObject({
+      result: 'published notes!',
+    });
+    // Each body ran once, on whichever worker claimed it; the child's draft did not run again
+    // after the wait.
+    expect(calls).toMatchObject({
+      prep: 1,
+      read: 1,
+      score: 1,
+      accept: 1,
+      publish: 1,
+      draft: 1,
+      finish: 1,
     });
   });
 

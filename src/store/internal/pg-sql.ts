@@ -110,9 +110,56 @@ function fullCommit(s: string, group: boolean): string {
       SELECT count(*)::integer AS done FROM head`;
 }
 
+/**
+ * A worker's fold claim and what each fold reads, in one statement (claimRuns, then loadRun and
+ * inbox for each run claimed): the claim as claimRuns makes it, then per run its row (part 0,
+ * with its latest snapshot), its events after that snapshot (part 1) and its inbox (part 2),
+ * each row with its run's id first. One snapshot of the database, as loadRun's. The reads go
+ * run by run (LATERAL), by index: a join of the claimed runs with the events table would let
+ * the planner scan the whole of it.
+ */
+function claimAndLoad(s: string): string {
+  const blanks = Array.from({ length: runColumnCount + 2 }, () => 'NULL').join(', ');
+  return `WITH graphs AS (SELECT * FROM unnest($1::text[], $2::text[]) AS g (name, hash)),
+    candidates AS (
+      SELECT r.id AS cid FROM ${s}.runs r JOIN graphs g ON g.name = r.graph AND g.hash = r.graph_hash
+      WHERE r.status IN ('running', 'waiting')
+        AND (r.lease_epoch IS NULL OR r.lease_expires_at <= ${nowMs})
+        AND ((r.seq = 0 AND r.status = 'running')
+          OR EXISTS (SELECT FROM ${s}.inbox i WHERE i.run_id = r.id)
+          OR EXISTS (SELECT FROM ${s}.timers t WHERE t.run_id = r.id AND t.at <= ${nowMs})
+          OR (r.status = 'running' AND NOT EXISTS (SELECT FROM ${s}.tasks k WHERE k.run_id = r.id)))
+      ORDER BY r.created_at, r.id
+      LIMIT $3
+      FOR UPDATE OF r SKIP LOCKED),
+    claimed AS (
+      UPDATE ${s}.runs SET lease_epoch = coalesce(lease_epoch, 0) + 1, lease_owner = $4,
+        lease_host = $5, lease_pid = $6,
+        lease_expires_at = ${nowMs} + ceil($7::double precision)::bigint
+      FROM candidates WHERE id = cid
+      RETURNING ${runColumns}),
+    snap AS (
+      SELECT c.id AS run_id, l.seq, l.data FROM claimed c
+      LEFT JOIN LATERAL (SELECT seq, data FROM ${s}.snapshots
+        WHERE run_id = c.id ORDER BY seq DESC LIMIT 1) l ON true)
+  SELECT 0 AS part, c.id AS rid, c.*, snap.seq AS snapshot_seq, snap.data AS snapshot_data,
+    NULL::bigint AS event_seq, NULL::double precision AS event_at, NULL::text AS event,
+    NULL::text AS trace, NULL::bigint AS inbox_id, NULL::text AS inbox_attempt,
+    NULL::double precision AS inbox_at
+  FROM claimed c JOIN snap ON snap.run_id = c.id
+  UNION ALL
+  SELECT 1, snap.run_id, ${blanks}, e.seq, e.at, e.event, e.trace, NULL, NULL, NULL
+  FROM snap, LATERAL (SELECT seq, at, event, trace FROM ${s}.events
+    WHERE run_id = snap.run_id AND seq > coalesce(snap.seq, 0)) e
+  UNION ALL
+  SELECT 2, snap.run_id, ${blanks}, NULL, NULL, NULL, NULL, i.id, i.attempt, i.at
+  FROM snap, LATERAL (SELECT id, attempt, at FROM ${s}.inbox WHERE run_id = snap.run_id) i`;
+}
+
 function texts(s: string) {
   return {
     ...queueTexts(s),
+    claimAndLoad: claimAndLoad(s),
     ...watchTexts(s),
     createRun: `WITH run AS (
         INSERT INTO ${s}.runs (id, graph, graph_hash, graph_version, state_version, format, labels,
