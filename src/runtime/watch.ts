@@ -80,6 +80,8 @@ export async function* watch<S, I>(
 
   async function* read(): AsyncGenerator<StreamEvent, void, undefined> {
     for (;;) {
+      // Stopped while it waited: the store may be closing, so it is not read again.
+      if (signal?.aborted) return;
       const told = follower?.told ?? 0;
       const stored = await store.events(runId, seq);
       for (const e of stored) {
