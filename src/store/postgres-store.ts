@@ -354,15 +354,7 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
 
   async claimAndLoadRuns(claim: WorkClaim): Promise<ClaimedRun[]> {
     checkLeaseMs('(claim)', claim.leaseMs);
-    const { rows } = await this.#query(this.#sql.claimAndLoad, [
-      claim.graphs.map((g) => g.name),
-      claim.graphs.map((g) => g.hash),
-      limitParam(claim.limit),
-      claim.owner,
-      claim.host ?? null,
-      claim.pid ?? null,
-      claim.leaseMs,
-    ]);
+    const { rows } = await this.#query(this.#sql.claimAndLoad, runClaimValues(claim));
     const byRun = new Map<string, { run?: Row; events: Row[]; inbox: Row[] }>();
     for (const row of rows) {
       const runId = String(row.rid);
@@ -586,15 +578,7 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
 
   async claimRuns(claim: WorkClaim): Promise<Lease[]> {
     checkLeaseMs('(claim)', claim.leaseMs);
-    const { rows } = await this.#query(this.#sql.claimRuns, [
-      claim.graphs.map((g) => g.name),
-      claim.graphs.map((g) => g.hash),
-      limitParam(claim.limit),
-      claim.owner,
-      claim.host ?? null,
-      claim.pid ?? null,
-      claim.leaseMs,
-    ]);
+    const { rows } = await this.#query(this.#sql.claimRuns, runClaimValues(claim));
     return rows.map((row) => {
       const c = new Columns(row, { runId: String(row.id), table: 'runs' });
       return {
@@ -898,6 +882,19 @@ function readTask(row: Row): ClaimedTask {
     epoch: c.integer('epoch'),
     expiresAt: c.integer('expires_at'),
   };
+}
+
+/** The parameters of a claim of runs (claimRuns, claimAndLoad). */
+function runClaimValues(claim: WorkClaim): unknown[] {
+  return [
+    claim.graphs.map((g) => g.name),
+    claim.graphs.map((g) => g.hash),
+    limitParam(claim.limit),
+    claim.owner,
+    claim.host ?? null,
+    claim.pid ?? null,
+    claim.leaseMs,
+  ];
 }
 
 /** A run as loadRun reads it, from its row (with its latest snapshot) and events after it. */

@@ -12,6 +12,25 @@ const taskColumns = `run_id, activation, attempt, node, graph, graph_hash, not_b
   owner, epoch, expires_at`;
 
 /**
+ * The runs a claim of runs takes (the `graphs` it names, $1 and $2; at most $3), as the CTEs
+ * `graphs` and `candidates (cid)`, locked: runs with something to fold and no live owner.
+ */
+export function runCandidates(s: string): string {
+  return `graphs AS (SELECT * FROM unnest($1::text[], $2::text[]) AS g (name, hash)),
+    candidates AS (
+      SELECT r.id AS cid FROM ${s}.runs r JOIN graphs g ON g.name = r.graph AND g.hash = r.graph_hash
+      WHERE r.status IN ('running', 'waiting')
+        AND (r.lease_epoch IS NULL OR r.lease_expires_at <= ${nowMs})
+        AND ((r.seq = 0 AND r.status = 'running')
+          OR EXISTS (SELECT FROM ${s}.inbox i WHERE i.run_id = r.id)
+          OR EXISTS (SELECT FROM ${s}.timers t WHERE t.run_id = r.id AND t.at <= ${nowMs})
+          OR (r.status = 'running' AND NOT EXISTS (SELECT FROM ${s}.tasks k WHERE k.run_id = r.id)))
+      ORDER BY r.created_at, r.id
+      LIMIT $3
+      FOR UPDATE OF r SKIP LOCKED)`;
+}
+
+/**
  * The queue's statements for the quoted schema `s`.
  *
  * @example
@@ -23,22 +42,11 @@ export function queueTexts(s: string) {
     // Runs with something to fold and no live owner: never started, an inbox item, a due timer,
     // or left running with no task queued (their in-process driver died). Their leases are
     // taken in the same statement, epoch + 1.
-    claimRuns: `WITH ${graphs},
-      candidates AS (
-        SELECT r.id FROM ${s}.runs r JOIN graphs g ON g.name = r.graph AND g.hash = r.graph_hash
-        WHERE r.status IN ('running', 'waiting')
-          AND (r.lease_epoch IS NULL OR r.lease_expires_at <= ${nowMs})
-          AND ((r.seq = 0 AND r.status = 'running')
-            OR EXISTS (SELECT FROM ${s}.inbox i WHERE i.run_id = r.id)
-            OR EXISTS (SELECT FROM ${s}.timers t WHERE t.run_id = r.id AND t.at <= ${nowMs})
-            OR (r.status = 'running' AND NOT EXISTS (SELECT FROM ${s}.tasks k WHERE k.run_id = r.id)))
-        ORDER BY r.created_at, r.id
-        LIMIT $3
-        FOR UPDATE OF r SKIP LOCKED)
+    claimRuns: `WITH ${runCandidates(s)}
       UPDATE ${s}.runs r SET lease_epoch = coalesce(r.lease_epoch, 0) + 1, lease_owner = $4,
         lease_host = $5, lease_pid = $6,
         lease_expires_at = ${nowMs} + ceil($7::double precision)::bigint
-      FROM candidates c WHERE r.id = c.id
+      FROM candidates c WHERE r.id = c.cid
       RETURNING r.id, r.lease_epoch AS epoch, r.lease_expires_at AS expires_at`,
     claimTasks: `WITH ${graphs},
       picked AS (

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { storedStatuses } from '../store.js';
-import { queueTexts, scheduleCtes } from './pg-queue-sql.js';
+import { queueTexts, runCandidates, scheduleCtes } from './pg-queue-sql.js';
 import { watchTexts } from './pg-watch-sql.js';
 
 // The SQL of the PostgreSQL store, one statement per operation, for one schema. Each is a
@@ -120,18 +120,7 @@ function fullCommit(s: string, group: boolean): string {
  */
 function claimAndLoad(s: string): string {
   const blanks = Array.from({ length: runColumnCount + 2 }, () => 'NULL').join(', ');
-  return `WITH graphs AS (SELECT * FROM unnest($1::text[], $2::text[]) AS g (name, hash)),
-    candidates AS (
-      SELECT r.id AS cid FROM ${s}.runs r JOIN graphs g ON g.name = r.graph AND g.hash = r.graph_hash
-      WHERE r.status IN ('running', 'waiting')
-        AND (r.lease_epoch IS NULL OR r.lease_expires_at <= ${nowMs})
-        AND ((r.seq = 0 AND r.status = 'running')
-          OR EXISTS (SELECT FROM ${s}.inbox i WHERE i.run_id = r.id)
-          OR EXISTS (SELECT FROM ${s}.timers t WHERE t.run_id = r.id AND t.at <= ${nowMs})
-          OR (r.status = 'running' AND NOT EXISTS (SELECT FROM ${s}.tasks k WHERE k.run_id = r.id)))
-      ORDER BY r.created_at, r.id
-      LIMIT $3
-      FOR UPDATE OF r SKIP LOCKED),
+  return `WITH ${runCandidates(s)},
     claimed AS (
       UPDATE ${s}.runs SET lease_epoch = coalesce(lease_epoch, 0) + 1, lease_owner = $4,
         lease_host = $5, lease_pid = $6,
