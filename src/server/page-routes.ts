@@ -50,6 +50,19 @@ export function pageRoutes(app: Hono, api: ApiContext): void {
     return c.json({ quarantine: snapshot.quarantine });
   });
 
+  route(app, routes.listEffects, async (c) => {
+    const runId = paramOf(c, 'id');
+    await api.runAndGraph(runId);
+    const effects = await store.listEffects(runId);
+    return c.json({
+      effects: effects.map((e) => ({
+        key: e.key,
+        result: JSON.parse(e.result) as unknown,
+        at: e.at,
+      })),
+    });
+  });
+
   // A new run from the checkpoint before `to`, like `waymark rewind`; the earlier run stays.
   route(app, routes.rewindRun, async (c) => {
     const runId = paramOf(c, 'id');

@@ -167,6 +167,15 @@ export const routes = {
     response: s.quarantineList,
     refuses: run,
   },
+  listEffects: {
+    method: 'get',
+    path: '/runs/:id/effects',
+    summary:
+      'The effects a run recorded in its ledger, each under its idempotency key (`runId/activation/name`), in the order they were recorded',
+    status: 200,
+    response: s.effectList,
+    refuses: run,
+  },
   rewindRun: {
     method: 'post',
     path: '/runs/:id/rewind',

@@ -191,6 +191,16 @@ export const recordedEvents = z.object({
   last: z.string().nullable().describe('the offset to follow the SSE stream after'),
 });
 
+export const effectList = z.object({
+  effects: z.array(
+    z.object({
+      key: z.string().describe('the idempotency key: runId/activation/name'),
+      result: z.unknown().describe('what the effect returned, as recorded'),
+      at: z.number(),
+    }),
+  ),
+});
+
 export const quarantineList = z.object({
   quarantine: z.array(z.unknown()).describe('outputs the checks set aside, with their reasons'),
 });

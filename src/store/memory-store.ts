@@ -238,6 +238,12 @@ export class MemoryStore implements Store {
     return this.#rows(runId).effects.get(key);
   }
 
+  async listEffects(runId: string): Promise<EffectRecord[]> {
+    return [...this.#rows(runId).effects.values()].sort(
+      (a, b) => a.at - b.at || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+    );
+  }
+
   async openWait(wait: WaitRecord): Promise<void> {
     const waits = this.#rows(wait.runId).waits;
     // Opening the same request again (a replayed step) keeps the first record and its answer.

@@ -469,6 +469,12 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
     return rows[0].key === null ? undefined : readEffect(rows[0], runId);
   }
 
+  async listEffects(runId: string): Promise<EffectRecord[]> {
+    const { rows } = await this.#query(this.#sql.listEffects, [runId]);
+    if (rows[0] === undefined) throw runNotFound(runId);
+    return rows.filter((row) => row.key !== null).map((row) => readEffect(row, runId));
+  }
+
   async openWait(wait: WaitRecord): Promise<void> {
     const { rows } = await this.#query(this.#sql.openWait, [
       wait.runId,

@@ -406,6 +406,13 @@ export class SqliteStore implements Store {
     });
   }
 
+  async listEffects(runId: string): Promise<EffectRecord[]> {
+    return this.#read(() => {
+      this.#existing(runId);
+      return (this.#sql.listEffects.all(runId) as Row[]).map((row) => readEffect(row, runId));
+    });
+  }
+
   async openWait(wait: WaitRecord): Promise<void> {
     this.#write(() => {
       this.#existing(wait.runId);

@@ -494,6 +494,8 @@ export interface EffectStore {
   /** Records an effect's result unless the key has one already; returns the record that stands. */
   recordEffect(effect: EffectRecord): Promise<EffectRecord>;
   getEffect(runId: string, key: string): Promise<EffectRecord | undefined>;
+  /** Every effect the run recorded, in the order they were recorded (by time, then key). */
+  listEffects(runId: string): Promise<EffectRecord[]>;
 }
 
 /** Waits for an outside answer. Errors: WAIT_NOT_FOUND, WAIT_ALREADY_ANSWERED, WAIT_CLOSED. */

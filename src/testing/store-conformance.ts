@@ -542,6 +542,21 @@ export function storeConformance(
       it('an effect never recorded is undefined', async () => {
         expect(await store.getEffect('r1', 'never')).toBeUndefined();
       });
+
+      it("lists a run's effects in the order they were recorded, and only its own", async () => {
+        expect(await store.listEffects('r1')).toEqual([]);
+        const b = { runId: 'r1', key: 'r1/publish:1/post', result: '{"id":7}', at: 5 };
+        const a = { runId: 'r1', key: 'r1/notify:1/mail', result: '"sent"', at: 3 };
+        const c = { runId: 'r1', key: 'r1/notify:1/slack', result: '"ok"', at: 5 };
+        await store.recordEffect(b);
+        await store.recordEffect(c);
+        await store.recordEffect(a);
+        await store.recordEffect({ runId: 'r2', key: 'k', result: '1', at: 1 });
+        // By time; two at the same time by key.
+        expect(await store.listEffects('r1')).toEqual([a, c, b]);
+        expect((await store.listEffects('r2')).map((e) => e.key)).toEqual(['k']);
+        await expect(store.listEffects('nope')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+      });
     });
 
     describe('waits', () => {

@@ -4,7 +4,7 @@ import { duration, json, when } from './format.js';
 import type { ActivationView } from './run-model.js';
 import { activationLabel } from './run-model.js';
 import { type Change, diffStates } from './state-diff.js';
-import type { HistoryStep, NodeDef, QuarantineEntry } from './types.js';
+import type { EffectEntry, HistoryStep, NodeDef, QuarantineEntry } from './types.js';
 
 /** The state after a step (0: the input), read from the API once per step shown. */
 const steps = new Map<string, Promise<HistoryStep>>();
@@ -22,7 +22,8 @@ function stepOf(runId: string, seq: number): Promise<HistoryStep> {
 /**
  * One activation: its input view (the fields it reads, from the state it was scheduled on, and
  * its item), its update, the state after it as a diff against the step before, each attempt
- * with its error and stack, what it emitted, and what its checks quarantined.
+ * with its error and stack, the effects it recorded, what it emitted, and what its checks
+ * quarantined.
  */
 export function ActivationDetail(props: {
   runId: string;
@@ -71,6 +72,22 @@ export function ActivationDetail(props: {
     };
   }, [runId, a.scheduledSeq, a.endedSeq, node, props.mapOver, a.branch]);
   const quarantined = props.quarantine.filter((q) => q.activation === a.id);
+  const [effects, setEffects] = useState<readonly EffectEntry[]>();
+  useEffect(() => {
+    let gone = false;
+    setEffects(undefined);
+    // An effect's key is runId/activation/name: this activation's are those under its prefix.
+    const prefix = `${runId}/${a.id}/`;
+    void get<{ effects: EffectEntry[] }>(`${runPath(runId)}/effects`).then(
+      (r) => {
+        if (!gone) setEffects(r.effects.filter((e) => e.key.startsWith(prefix)));
+      },
+      () => {},
+    );
+    return () => {
+      gone = true;
+    };
+  }, [runId, a.id]);
 
   return (
     <div className="detail" data-testid="activation-detail">
@@ -130,11 +147,34 @@ export function ActivationDetail(props: {
           </tbody>
         </table>
       )}
-      {node?.kind === 'effect' && (
-        <p className="muted">
-          An effect node: its actions are recorded in the effect ledger under their idempotency keys
-          and done once, also across retries and resumes.
-        </p>
+      {effects !== undefined && effects.length > 0 ? (
+        <>
+          <h3>Effects</h3>
+          <table className="effects" data-testid="effects">
+            <tbody>
+              {effects.map((e) => (
+                <tr key={e.key}>
+                  <td className="path">{e.key.slice(`${runId}/${a.id}/`.length)}</td>
+                  <td>{when(e.at)}</td>
+                  <td>
+                    <pre>{json(e.result)}</pre>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <p className="muted">
+            Recorded in the effect ledger under their idempotency keys: done once, also across
+            retries and resumes.
+          </p>
+        </>
+      ) : (
+        node?.kind === 'effect' && (
+          <p className="muted">
+            An effect node: its actions are recorded in the effect ledger under their idempotency
+            keys and done once, also across retries and resumes. It recorded none.
+          </p>
+        )
       )}
       {a.emitted.length > 0 && (
         <>

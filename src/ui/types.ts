@@ -123,6 +123,13 @@ export interface GraphInfo {
   readonly version: number;
 }
 
+/** An effect a run recorded (`GET /runs/:id/effects`): its key is `runId/activation/name`. */
+export interface EffectEntry {
+  readonly key: string;
+  readonly result: unknown;
+  readonly at: number;
+}
+
 /** One event of a run's stream (`GET /runs/:id/events`); fields beyond these depend on `type`. */
 export interface StreamEvent {
   readonly offset: string;

@@ -384,6 +384,13 @@ describeBrowser('the web page of waymark ui', () => {
     expect(wait!.answeredBy).toBe('ui');
     expect((await store.getRun('post-waiting'))?.status).toBe('succeeded');
     await page.locator('[data-node="publish"].visited').waitFor();
+    // The publish step's effect, from the ledger: its name, under the activation that made it.
+    await page.locator('.trow', { hasText: 'publish' }).click();
+    const effects = page.getByTestId('activation-detail').getByTestId('effects');
+    await effects.waitFor();
+    const [effect] = await store.listEffects('post-waiting');
+    expect(await effects.locator('td.path').allTextContents()).toEqual(['publish']);
+    expect(effect!.key).toBe(`post-waiting/${effect!.key.split('/')[1]}/publish`);
     await screenshot(page, 'run-changelog-succeeded');
     await page.close();
   });

@@ -221,6 +221,10 @@ function texts(s: string) {
     getEffect: `SELECT r.id AS found, e.run_id, e.key, e.result, e.at
       FROM ${s}.runs r LEFT JOIN ${s}.effects e ON e.run_id = r.id AND e.key = $2
       WHERE r.id = $1`,
+    // Part of the run, and in it each effect: an unknown run is told from one with none.
+    listEffects: `SELECT r.id AS found, e.run_id, e.key, e.result, e.at
+      FROM ${s}.runs r LEFT JOIN ${s}.effects e ON e.run_id = r.id
+      WHERE r.id = $1 ORDER BY e.at, e.key`,
     openWait: `WITH run AS (SELECT id FROM ${s}.runs WHERE id = $1),
       opened AS (
         INSERT INTO ${s}.waits (${waitColumns})

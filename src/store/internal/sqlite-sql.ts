@@ -72,6 +72,7 @@ export const statements = {
   insertEffect: `INSERT INTO effects (run_id, key, result, at) VALUES (@runId, @key, @result, @at)
     ON CONFLICT (run_id, key) DO NOTHING`,
   getEffect: 'SELECT * FROM effects WHERE run_id = ? AND key = ?',
+  listEffects: 'SELECT * FROM effects WHERE run_id = ? ORDER BY at, key',
   insertWait: `INSERT INTO waits (run_id, request_id, node, activation, request, opened_at, answer,
       answered_by, answered_at, closed_at)
     VALUES (@runId, @requestId, @node, @activation, @request, @openedAt, @answer, @answeredBy,
