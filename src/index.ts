@@ -72,8 +72,8 @@ export type {
   StepResult,
 } from './runtime/core/snapshot.js';
 export { step } from './runtime/core/step.js';
-export type { EnqueueOptions } from './runtime/enqueue.js';
-export { enqueue } from './runtime/enqueue.js';
+export type { EnqueueAllOptions, EnqueueOptions } from './runtime/enqueue.js';
+export { enqueue, enqueueAll } from './runtime/enqueue.js';
 export { loadTrace } from './runtime/history.js';
 export type { RunView } from './runtime/inspect.js';
 export { inspect } from './runtime/inspect.js';
@@ -140,6 +140,7 @@ export type {
   WaitStore,
   WorkClaim,
   WorkerRecord,
+  WorkKind,
   WorkQueue,
 } from './store/store.js';
 export { storeFormatVersion } from './store/store.js';

@@ -1,24 +1,10 @@
-import { isWaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import type {
-  Commit,
-  InboxRecord,
-  Lease,
-  LoadedRun,
-  Store,
-  TaskRecord,
-  WorkQueue,
-} from '../store/store.js';
+import type { InboxRecord, Lease, LoadedRun, Store, WorkQueue } from '../store/store.js';
 import type { Clock } from './clock.js';
-import { commitExtras } from './commit-extras.js';
-import type { Command, RunEvent, Snapshot } from './core/snapshot.js';
-import { step } from './core/step.js';
-import { currentSnapshot } from './current.js';
+import type { Snapshot } from './core/snapshot.js';
 import type { Attempt } from './execute.js';
-import { Journal, type JournalStep } from './journal.js';
-import { taskOf } from './task-input.js';
-import { storedTraceparent } from './trace-context.js';
-import { TraceRecorder } from './trace-recorder.js';
+import { type Due, FoldBook } from './fold-book.js';
+import { HeldRun, type Slot } from './held-run.js';
 import { parse } from './values.js';
 import { resumeEvents } from './waits.js';
 
@@ -28,15 +14,22 @@ export interface Folded {
   readonly status: Snapshot['status'];
   /** The run's lease was given up with the fold's commit: the caller has nothing to release. */
   readonly released: boolean;
+  /**
+   * The run's sole next activation, which the caller said it runs itself (`hold`): the caller
+   * drives the run on with it, still holding the run's lease.
+   */
+  readonly held?: HeldRun;
 }
 
-interface Due {
-  readonly event?: RunEvent;
-  readonly attempt?: Attempt;
-  readonly inboxId?: number;
+/** Options of {@link foldRun}. */
+export interface FoldOptions {
+  /**
+   * Asked when a fold leaves the run with one activation to run and nothing else in flight: a
+   * slot if the caller runs it itself, under the run's lease, instead of queueing it as a task
+   * (a worker with room). See {@link HeldRun}.
+   */
+  readonly hold?: () => Slot | undefined;
 }
-
-const maxConflictsInARow = 100;
 
 /**
  * The orchestrator of a run served by workers: under the run's lease, it folds what is due
@@ -46,8 +39,9 @@ const maxConflictsInARow = 100;
  * the lease's epoch, giving the lease up with it. What a step schedules becomes tasks in that
  * transaction (the state each activation sees travels with its task), what it cancels is
  * deleted, and the inbox items folded go with it. When the run stops, the tasks still queued for
- * it are cancelled. It runs no node body: workers claim tasks. `read` is the run and its inbox
- * as the caller read them under the lease, if it did.
+ * it are cancelled. It runs no node body itself; with `hold`, the caller may run the run's sole
+ * next activation (`Folded.held`). `read` is the run and its inbox as the caller read them
+ * under the lease, if it did.
  * @throws WaymarkError `LEASE_LOST` when another worker took the run over; `STORE_*`.
  *
  * @example
@@ -59,78 +53,33 @@ export async function foldRun(
   lease: Lease,
   clock: Clock,
   read?: { readonly run: LoadedRun; readonly inbox: readonly InboxRecord[] },
+  options: FoldOptions = {},
 ): Promise<Folded> {
   const runId = lease.runId;
   const run = read?.run ?? (await store.loadRun(runId));
   if (run === undefined) return { committed: 0, status: 'cancelled', released: false };
-  let snapshot = currentSnapshot(graph, run);
-  // Counting from the run's latest snapshot, not from this fold, is what keeps a load
-  // replaying at most `every` events however few each fold commits.
-  const journal = new Journal(store, graph, runId, run.run.seq, clock, {
-    epoch: lease.epoch,
-    sinceSnapshot: run.events.length,
-  });
-  // A fold is bookkeeping, not a segment: it keeps the run's trace context as it found it, for
-  // the snapshots it writes and for the tasks it schedules (their worker spans' parent).
-  const traceparent = storedTraceparent(run.snapshot.data);
-  journal.keepTrace(traceparent, false);
+  const book = new FoldBook(store, graph, lease, clock, run);
   const inbox = read?.inbox ?? (await store.inbox(runId));
-  const due = await dueItems(store, graph, snapshot, run.run.seq, inbox, clock.now());
-  for (let conflicts = 0; ; conflicts++) {
-    const { steps, consumed, after } = stepAll(graph, snapshot, due, clock, traceparent);
-    try {
-      if (steps.length > 0) await journal.recordAll(store, steps, true);
-      else if (consumed.length > 0) await store.consume(runId, lease, consumed);
-      return { committed: steps.length, status: after.status, released: steps.length > 0 };
-    } catch (error) {
-      if (!isWaymarkError(error) || error.code !== 'STORE_CONFLICT') throw error;
-      if (conflicts >= maxConflictsInARow) throw error;
-      // Another process appended to the run (a cancellation): fold it in, take ours again.
-      snapshot = await journal.catchUp(snapshot);
-    }
+  book.add(await dueItems(store, graph, book.after, run.run.seq, inbox, clock.now()));
+  const next = options.hold === undefined ? undefined : book.soleNext();
+  const slot = next === undefined ? undefined : options.hold!();
+  // A run's start alone waits for its first activation's end: one commit for both.
+  if (slot !== undefined && book.onlyStart) {
+    return {
+      committed: 0,
+      status: book.after.status,
+      released: false,
+      held: new HeldRun(book, next!, slot),
+    };
   }
-}
-
-/**
- * The steps `due` takes the run through from `snapshot`, each that changed something with what
- * its commit carries; the inbox items read go with the last of them (one transaction), or are
- * only consumed when none changed anything (a late attempt, a wake-up).
- */
-function stepAll(
-  graph: CompiledGraph,
-  snapshot: Snapshot,
-  due: readonly Due[],
-  clock: Clock,
-  traceparent: string | undefined,
-): { steps: JournalStep[]; consumed: number[]; after: Snapshot } {
-  const trace = new TraceRecorder();
-  const steps: JournalStep[] = [];
-  const consumed: number[] = [];
-  let current = snapshot;
-  for (const { event, attempt, inboxId } of due) {
-    if (inboxId !== undefined && !consumed.includes(inboxId)) consumed.push(inboxId);
-    if (event === undefined) continue;
-    const result = step(graph, current, event);
-    if (result.snapshot === current && result.commands.length === 0) continue;
-    const now = clock.now();
-    const own = trace.entryFor(result.outcome, event, attempt, now);
-    steps.push({
-      event,
-      after: result.snapshot,
-      trace: own === undefined ? [] : [own],
-      extras: {
-        ...commitExtras(graph, event, current, result.snapshot, result.commands, now),
-        schedule: scheduleOf(graph, result.snapshot, result.commands, traceparent),
-      },
-    });
-    current = result.snapshot;
-  }
-  const last = steps.at(-1);
-  if (last !== undefined && consumed.length > 0) {
-    const schedule = { ...last.extras?.schedule, consumed };
-    steps[steps.length - 1] = { ...last, extras: { ...last.extras, schedule } };
-  }
-  return { steps, consumed, after: current };
+  const booked = await book.commit(slot === undefined ? undefined : next);
+  if (slot !== undefined && booked.kept === undefined) slot.free();
+  return {
+    committed: booked.committed,
+    status: book.after.status,
+    released: booked.released,
+    ...(booked.kept !== undefined && { held: new HeldRun(book, booked.kept, slot!) }),
+  };
 }
 
 /**
@@ -164,29 +113,4 @@ async function dueItems(
     (await store.listTasks(snapshot.runId)).length === 0;
   if (orphaned) due.push({ event: { type: 'resumed' } });
   return due;
-}
-
-/** The tasks a commit schedules and cancels. */
-function scheduleOf(
-  graph: CompiledGraph,
-  after: Snapshot,
-  commands: readonly Command[],
-  traceparent: string | undefined,
-): NonNullable<Commit['schedule']> {
-  const tasks: TaskRecord[] = [];
-  const cancel: string[] = [];
-  for (const command of commands) {
-    if (command.type === 'execute')
-      tasks.push(taskOf(graph, after, command.activation, traceparent));
-    else if (command.type === 'abort') cancel.push(...command.activations);
-  }
-  // A run that stopped runs nothing more: what is still queued for it is cancelled (its pending
-  // activations stay in the checkpoint, for a resume to schedule again).
-  if (after.status !== 'running' && after.status !== 'waiting') {
-    for (const a of after.pending) if (!cancel.includes(a.id)) cancel.push(a.id);
-  }
-  return {
-    ...(tasks.length > 0 && { tasks }),
-    ...(cancel.length > 0 && { cancel }),
-  };
 }

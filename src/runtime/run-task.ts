@@ -3,11 +3,19 @@ import { errorValue } from '../error/error-value.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { ClaimedTask, Store, WorkQueue } from '../store/store.js';
 import type { Clock } from './clock.js';
-import { executeAttempt, failedAttempt } from './execute.js';
-import { taskInputOf } from './task-input.js';
+import { type Attempt, executeAttempt, failedAttempt } from './execute.js';
+import { type TaskInput, taskInputOf } from './task-input.js';
 import type { Telemetry } from './telemetry.js';
 import { attemptEntry } from './telemetry-step.js';
 import { stringify } from './values.js';
+
+/** How a worker runs an attempt: its clock, the signal that stops it, who is told of it. */
+export interface AttemptOptions {
+  readonly clock: Clock;
+  readonly signal: AbortSignal;
+  /** Who is told of the attempt, with the id of the worker running it. */
+  readonly telemetry?: { readonly telemetry: Telemetry; readonly worker: string };
+}
 
 /**
  * Runs one claimed task: one attempt of one activation, from the input its task row carries, and
@@ -22,63 +30,87 @@ export async function runTask(
   store: Store & WorkQueue,
   graph: CompiledGraph,
   task: ClaimedTask,
-  options: {
-    readonly clock: Clock;
-    readonly signal: AbortSignal;
+  options: AttemptOptions & {
     /** Where the result goes: a worker's task finisher; by default, a statement of its own. */
     readonly finish?: (task: ClaimedTask, attempt: string, at: number) => Promise<boolean>;
-    /** Who is told of the attempt, with the id of the worker running it. */
-    readonly telemetry?: { readonly telemetry: Telemetry; readonly worker: string };
   },
 ): Promise<boolean> {
+  const { clock } = options;
+  let ended: ((recorded: boolean) => void) | undefined;
+  const attempt = await attemptOf(store, graph, task.runId, task.node, taskInputOf(task.input), {
+    ...options,
+    onEnd: (end) => {
+      ended = end;
+    },
+  });
+  const result = stringify(attempt, graph);
+  const recorded =
+    options.finish !== undefined
+      ? await options.finish(task, result, clock.now())
+      : (await store.finishTasks([{ task, attempt: result, at: clock.now() }]))[0] === true;
+  ended?.(recorded);
+  return recorded;
+}
+
+/**
+ * Runs one attempt of the activation `input` is for, on a worker: a task's, or that of a run the
+ * worker holds. Never rejects: a node the graph lacks is a permanent failure. `onEnd` gets the
+ * function that tells the attempt's telemetry whether its result was recorded.
+ *
+ * @example
+ * const attempt = await attemptOf(store, graph, runId, 'draft', input, { clock, signal });
+ */
+export async function attemptOf(
+  store: Store,
+  graph: CompiledGraph,
+  runId: string,
+  nodeName: string,
+  input: TaskInput,
+  options: AttemptOptions & { readonly onEnd?: (ended: (recorded: boolean) => void) => void },
+): Promise<Attempt> {
   const { clock, signal } = options;
-  const input = taskInputOf(task.input);
-  const node = graph.nodes.get(task.node);
+  const { activation } = input;
+  const node = graph.nodes.get(nodeName);
   const now = clock.now();
-  const observed =
-    options.telemetry === undefined || node === undefined
-      ? undefined
-      : options.telemetry.telemetry.task({
-          runId: task.runId,
-          graph: { name: graph.name, hash: graph.hash, version: graph.version },
-          activation: input.activation,
-          kind: node.def.kind,
-          worker: options.telemetry.worker,
-          parent: input.traceparent,
-        });
-  const body = (n: NonNullable<typeof node>) => () =>
-    executeAttempt(graph, n, input.activation, {
-      runId: task.runId,
+  if (node === undefined) {
+    return failedAttempt(
+      activation,
+      errorValue(
+        { node: nodeName, activation: activation.id, attempt: activation.attempt },
+        'GRAPH_MISMATCH',
+        'permanent',
+        `graph "${graph.name}" has no node "${nodeName}"`,
+      ),
+      now,
+      now,
+    );
+  }
+  const observed = options.telemetry?.telemetry.task({
+    runId,
+    graph: { name: graph.name, hash: graph.hash, version: graph.version },
+    activation,
+    kind: node.def.kind,
+    worker: options.telemetry.worker,
+    parent: input.traceparent,
+  });
+  const body = () =>
+    executeAttempt(graph, node, activation, {
+      runId,
       state: input.state,
       item: input.item,
       index: input.index,
       errors: input.errors,
-      ledger: storeLedger(store, task.runId, () => clock.now()),
+      ledger: storeLedger(store, runId, () => clock.now()),
       inputHash: input.inputHash,
       signal,
       spent: input.spent,
       limits: input.limits,
       clock,
     });
-  const attempt =
-    node === undefined
-      ? failedAttempt(
-          input.activation,
-          errorValue(
-            { node: task.node, activation: task.activation, attempt: task.attempt },
-            'GRAPH_MISMATCH',
-            'permanent',
-            `graph "${graph.name}" has no node "${task.node}"`,
-          ),
-          now,
-          now,
-        )
-      : await (observed === undefined ? body(node)() : observed.within(body(node)));
-  const result = stringify(attempt, graph);
-  const recorded =
-    options.finish !== undefined
-      ? await options.finish(task, result, clock.now())
-      : (await store.finishTasks([{ task, attempt: result, at: clock.now() }]))[0] === true;
-  observed?.ended(attemptEntry(input.activation, attempt), { kind: node!.def.kind, recorded });
-  return recorded;
+  if (observed === undefined) return body();
+  const attempt = await observed.within(body);
+  options.onEnd?.((recorded) =>
+    observed.ended(attemptEntry(activation, attempt), { kind: node.def.kind, recorded }),
+  );
+  return attempt;
 }

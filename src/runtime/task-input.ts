@@ -24,9 +24,7 @@ export interface TaskInput {
 
 /**
  * The task a commit schedules for an activation: everything its attempt reads, taken from the
- * snapshot the commit writes, so any worker can run it from the task row alone. A node that
- * declares `reads` carries only those fields: what it may read is all it gets, and all its task
- * row holds.
+ * snapshot the commit writes, so any worker can run it from the task row alone.
  *
  * @example
  * const task = taskOf(graph, snapshot, activation);
@@ -37,6 +35,32 @@ export function taskOf(
   activation: Activation,
   traceparent?: string,
 ): TaskRecord {
+  return {
+    runId: snapshot.runId,
+    activation: activation.id,
+    attempt: activation.attempt,
+    node: activation.node,
+    graph: graph.name,
+    graphHash: graph.hash,
+    notBefore: activation.notBefore ?? null,
+    input: stringify(taskInputFor(graph, snapshot, activation, traceparent), graph),
+  };
+}
+
+/**
+ * What an attempt of `activation` reads, from `snapshot`: a task row's input, or what a worker
+ * holding the run passes to the attempt it runs itself. A node that declares `reads` gets only
+ * those fields: what it may read is all it gets, and all its task row holds.
+ *
+ * @example
+ * const input = taskInputFor(graph, snapshot, activation);
+ */
+export function taskInputFor(
+  graph: CompiledGraph,
+  snapshot: Snapshot,
+  activation: Activation,
+  traceparent?: string,
+): TaskInput {
   const node = graph.nodes.get(activation.node)!;
   const view = viewOf(snapshot.state, snapshot.fanOuts, activation, node);
   const reads = node.def.reads;
@@ -47,7 +71,7 @@ export function taskOf(
       if (Object.hasOwn(view.state, field)) picked[field] = view.state[field];
     state = picked;
   }
-  const input: TaskInput = {
+  return {
     activation,
     state,
     item: view.item,
@@ -57,16 +81,6 @@ export function taskOf(
     limits: snapshot.limits,
     inputHash: inputHash(node, view.state, view.item),
     ...(traceparent !== undefined && { traceparent }),
-  };
-  return {
-    runId: snapshot.runId,
-    activation: activation.id,
-    attempt: activation.attempt,
-    node: activation.node,
-    graph: graph.name,
-    graphHash: graph.hash,
-    notBefore: activation.notBefore ?? null,
-    input: stringify(input, graph),
   };
 }
 

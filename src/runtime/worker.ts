@@ -1,10 +1,11 @@
 import { isWaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import type { ClaimedRun, ClaimedTask, Store, WorkQueue } from '../store/store.js';
+import type { ClaimedRun, ClaimedTask, Store, WorkKind, WorkQueue } from '../store/store.js';
 import { type Clock, systemClock } from './clock.js';
 import { foldRun } from './fold.js';
+import type { HeldRun, Slot } from './held-run.js';
 import { newOwner, type Owner } from './identity.js';
-import { runTask } from './run-task.js';
+import { attemptOf, runTask } from './run-task.js';
 import { TaskFinisher } from './task-finisher.js';
 import type { Telemetry } from './telemetry.js';
 
@@ -21,6 +22,14 @@ export interface WorkerOptions {
   readonly pollMs?: number;
   /** Folds (runs whose history a worker advances) claimed at a time. Default 8. */
   readonly folds?: number;
+  /**
+   * When a fold leaves a run with one activation to run and nothing else in flight (a chain's
+   * next node, a map's join, a one-node run) and this worker has room, it runs that activation
+   * itself, under the run's lease, and commits its completion with what it folded: no task row,
+   * no second claim. Fan-outs still go to the task queue, for every worker. Default true; false
+   * queues every activation as a task.
+   */
+  readonly inline?: boolean;
   readonly clock?: Clock;
   /** What the worker tells as it goes: a CLI prints it, a test counts it. */
   readonly onEvent?: (event: WorkerEvent) => void;
@@ -68,7 +77,8 @@ export class Worker {
     Pick<WorkerOptions, 'onEvent' | 'telemetry'>;
   readonly #me: Owner & { done(): void };
   readonly #finisher: TaskFinisher;
-  #nudge: (() => void) | undefined;
+  /** Wakes the loops waiting for work: a slot of this worker was freed. */
+  readonly #nudges = new Set<() => void>();
   /** Node bodies of this worker that have ended, so far. */
   #ended = 0;
   /**
@@ -76,6 +86,10 @@ export class Worker {
    * (its lease renewed) until its result is written, but its slot is free for the next one.
    */
   #running = 0;
+  /** Runs this worker holds to run their sole next activation itself, by run id. */
+  readonly #held = new Map<string, { readonly run: HeldRun; readonly done: Promise<void> }>();
+  /** Set once the worker drains: it takes no more work to run itself. */
+  #draining = false;
   readonly #inFlight = new Map<
     string,
     {
@@ -98,6 +112,7 @@ export class Worker {
       leaseMs: options.leaseMs ?? 10_000,
       pollMs: options.pollMs ?? 1_000,
       folds: options.folds ?? 8,
+      inline: options.inline ?? true,
       clock: options.clock ?? systemClock,
       ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
       ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
@@ -113,7 +128,7 @@ export class Worker {
 
   /** Works until `signal` aborts, then drains and returns. */
   async run(signal: AbortSignal): Promise<void> {
-    const { leaseMs, pollMs } = this.#options;
+    const { leaseMs } = this.#options;
     const graphs = [...this.#graphs.values()].map((g) => ({ name: g.name, hash: g.hash }));
     const me = this.#me;
     const register = () =>
@@ -123,33 +138,43 @@ export class Worker {
     const kept = new AbortController();
     const keeper = this.#keep(register, kept.signal);
     try {
-      while (!signal.aborted) {
-        // What came in while this worker looked for work must not wait for the next poll.
-        const notified = this.#store.notified;
-        const ended = this.#ended;
-        // Folding and claiming go on side by side: a slow fold never keeps a free slot idle.
-        const [folded, claimed] = await Promise.all([
-          this.#fold(graphs).catch(this.#failed),
-          this.#claim(graphs).catch(this.#failed),
-        ]);
-        // A node of this worker ending frees a slot and leaves its run something to fold:
-        // look again at once rather than after the round trip of its notification.
-        if (folded || claimed || signal.aborted || this.#ended !== ended) continue;
-        // One listener per wait, taken off after it (AbortSignal.any would pile up on `signal`).
-        const nudge = new AbortController();
-        const wake = () => nudge.abort();
-        signal.addEventListener('abort', wake, { once: true });
-        this.#nudge = wake;
-        await this.#store.waitForWork(pollMs, nudge.signal, notified);
-        this.#nudge = undefined;
-        signal.removeEventListener('abort', wake);
-      }
+      // Folding and claiming are loops of their own: a slow fold never keeps a free slot idle,
+      // and a claim never waits for a fold to end.
+      await Promise.all([
+        this.#loop(signal, 'runs', () => this.#fold(graphs)),
+        this.#loop(signal, 'tasks', () => this.#claim(graphs)),
+      ]);
     } finally {
       await this.#drain();
       kept.abort();
       await keeper;
       await this.#store.unregisterWorker(me.owner).catch(() => {});
       me.done();
+    }
+  }
+
+  /**
+   * Does `work` until `signal` aborts; after a round that found nothing, waits for more of its
+   * kind: a notification of an inbox item wakes no claim of tasks, and one of a task no fold.
+   */
+  async #loop(signal: AbortSignal, kind: WorkKind, work: () => Promise<boolean>): Promise<void> {
+    const { pollMs } = this.#options;
+    while (!signal.aborted) {
+      // What came in while this worker looked for work must not wait for the next poll.
+      const notified = this.#store.notifiedOf(kind);
+      const ended = this.#ended;
+      const found = await work().catch(this.#failed);
+      // A node of this worker ending frees a slot and leaves its run something to fold:
+      // look again at once rather than after the round trip of its notification.
+      if (found || signal.aborted || this.#ended !== ended) continue;
+      // One listener per wait, taken off after it (AbortSignal.any would pile up on `signal`).
+      const nudge = new AbortController();
+      const wake = () => nudge.abort();
+      signal.addEventListener('abort', wake, { once: true });
+      this.#nudges.add(wake);
+      await this.#store.waitForWork(pollMs, nudge.signal, notified, kind);
+      this.#nudges.delete(wake);
+      signal.removeEventListener('abort', wake);
     }
   }
 
@@ -184,8 +209,17 @@ export class Worker {
       if ('error' in claimed) throw claimed.error;
       const graph = this.#graphs.get(claimed.run.run.graph);
       if (graph === undefined) return; // claimed by graph: only a deleted run gets here
-      const folded = await foldRun(this.#store, graph, lease, this.#options.clock, claimed);
-      released = folded.released;
+      const folded = await foldRun(
+        this.#store,
+        graph,
+        lease,
+        this.#options.clock,
+        claimed,
+        this.#options.inline ? { hold: this.#hold } : {},
+      );
+      // A held run gives its lease up itself, when it is done with it.
+      released = folded.released || folded.held !== undefined;
+      if (folded.held !== undefined) this.#drive(folded.held, graph);
       this.#tell({
         type: 'folded',
         runId: lease.runId,
@@ -249,13 +283,64 @@ export class Worker {
     this.#inFlight.set(key, { task, stop, done, slot });
   }
 
+  /** A slot for a run's next activation, if this worker has room and is not draining. */
+  readonly #hold = (): Slot | undefined => {
+    if (this.#draining || this.#running >= this.#options.concurrency) return undefined;
+    const slot = { held: true };
+    this.#running++;
+    return { free: () => this.#free(slot) };
+  };
+
+  /** Runs a held run's activations, one after another while it stays sequential; then lets it go. */
+  #drive(run: HeldRun, graph: CompiledGraph): void {
+    const { runId } = run.lease;
+    const { clock, telemetry } = this.#options;
+    // The telemetry of the attempt running now: told whether its commit landed.
+    let ended: ((recorded: boolean) => void) | undefined;
+    const done = run
+      .drive({
+        execute: (node, input, signal) =>
+          attemptOf(this.#store, graph, runId, node, input, {
+            clock,
+            signal,
+            ...(telemetry !== undefined && { telemetry: { telemetry, worker: this.#me.owner } }),
+            onEnd: (end) => {
+              ended = end;
+            },
+          }),
+        hold: this.#hold,
+        committed: (booked, activation, status) => {
+          ended?.(true);
+          ended = undefined;
+          this.#tell({ type: 'task', runId, activation: activation.id, recorded: true });
+          this.#tell({ type: 'folded', runId, committed: booked.committed, status });
+        },
+      })
+      .then(
+        async ({ released }) => {
+          if (!released) await this.#store.release(run.lease).catch(() => {});
+        },
+        async (error: unknown) => {
+          ended?.(false);
+          if (isWaymarkError(error) && error.code === 'LEASE_LOST') {
+            this.#tell({ type: 'lost', runId, activation: run.activation.id });
+            return;
+          }
+          this.#tell({ type: 'error', error });
+          await this.#store.release(run.lease).catch(() => {});
+        },
+      )
+      .finally(() => this.#held.delete(runId));
+    this.#held.set(runId, { run, done });
+  }
+
   /** Gives a task's slot back, once, and has the loop look for more work at once. */
   #free(slot: { held: boolean }): void {
     if (!slot.held) return;
     slot.held = false;
     this.#running--;
     this.#ended++;
-    this.#nudge?.();
+    for (const wake of this.#nudges) wake();
   }
 
   /**
@@ -270,39 +355,79 @@ export class Worker {
       if (signal.aborted) return;
       try {
         await register();
-        const held = [...this.#inFlight.values()];
-        if (held.length === 0) continue;
-        const { lost } = await this.#store.renewTasks(
-          held.map((h) => h.task),
-          leaseMs,
-        );
-        for (const key of lost) {
-          // Cancelled, or taken over: nothing this attempt does can be recorded now, so the
-          // worker stops waiting for it and frees its slot.
-          const held = this.#inFlight.get(key);
-          if (held === undefined) continue;
-          held.stop.abort(new Error('this worker lost the task'));
-          this.#inFlight.delete(key);
-          this.#free(held.slot);
-          this.#tell({ type: 'lost', runId: held.task.runId, activation: held.task.activation });
-        }
+        await Promise.all([this.#renewTasks(leaseMs), this.#renewHeld(leaseMs)]);
       } catch (error) {
         this.#tell({ type: 'error', error });
       }
     }
   }
 
+  async #renewTasks(leaseMs: number): Promise<void> {
+    const held = [...this.#inFlight.values()];
+    if (held.length === 0) return;
+    const { lost } = await this.#store.renewTasks(
+      held.map((h) => h.task),
+      leaseMs,
+    );
+    for (const key of lost) {
+      // Cancelled, or taken over: nothing this attempt does can be recorded now, so the
+      // worker stops waiting for it and frees its slot.
+      const held = this.#inFlight.get(key);
+      if (held === undefined) continue;
+      held.stop.abort(new Error('this worker lost the task'));
+      this.#inFlight.delete(key);
+      this.#free(held.slot);
+      this.#tell({ type: 'lost', runId: held.task.runId, activation: held.task.activation });
+    }
+  }
+
+  /**
+   * Renews the leases of the runs this worker holds, and stops the body of one that another
+   * process stopped meanwhile (a cancellation takes no lease; a task would have been deleted):
+   * as soon as a task's would be.
+   */
+  async #renewHeld(leaseMs: number): Promise<void> {
+    const held = [...this.#held.values()].map((h) => h.run);
+    if (held.length === 0) return;
+    const { lost } = await this.#store.renew(
+      held.map((h) => h.lease),
+      leaseMs,
+    );
+    for (const runId of lost) this.#held.get(runId)?.run.stop('lost');
+    await Promise.all(
+      held
+        .filter((h) => !lost.includes(h.lease.runId))
+        .map(async (h) => {
+          const record = await this.#store.getRun(h.lease.runId);
+          if (record !== undefined && record.status === 'running') return;
+          h.stop('stopped');
+          this.#tell({ type: 'lost', runId: h.lease.runId, activation: h.activation.id });
+        }),
+    );
+  }
+
   /** Lets the nodes in flight finish within a lease's length; gives back what is left unrun. */
   async #drain(): Promise<void> {
-    const pending = [...this.#inFlight.values()];
+    this.#draining = true;
+    const pending = [
+      ...[...this.#inFlight.values()].map((p) => p.done),
+      ...[...this.#held.values()].map((h) => h.done),
+    ];
     if (pending.length === 0) return;
     const grace = new Promise<void>((resolve) =>
       setTimeout(resolve, this.#options.leaseMs).unref(),
     );
-    await Promise.race([Promise.all(pending.map((p) => p.done)), grace]);
+    await Promise.race([Promise.all(pending), grace]);
     for (const { task, stop } of this.#inFlight.values()) {
       stop.abort(new Error('the worker is shutting down'));
       await this.#store.releaseTask(task).catch(() => {});
+    }
+    // A body that ignores its signal must not keep the run from the next claim.
+    for (const { run } of this.#held.values()) {
+      run.stop('drain');
+      await this.#store.release(run.lease).catch(() => {});
+      // A wake-up: another worker folds it now rather than at its next poll.
+      await this.#store.wake(run.lease.runId, this.#options.clock.now()).catch(() => {});
     }
   }
 

@@ -54,6 +54,7 @@ import type {
   WaitRecord,
   WorkClaim,
   WorkerRecord,
+  WorkKind,
   WorkQueue,
 } from './store.js';
 import { storeFormatVersion } from './store.js';
@@ -100,8 +101,9 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
   readonly #create: boolean;
   readonly #connection: pg.ClientConfig;
   #listener: Promise<pg.Client | undefined> | undefined;
-  readonly #waiting = new Set<() => void>();
-  #notified = 0;
+  /** Who waits for work, and for which kind (none: any). */
+  readonly #waiting = new Map<() => void, WorkKind | undefined>();
+  readonly #notified: Record<WorkKind, number> = { runs: 0, tasks: 0 };
   #listening = false;
   readonly #followers = new CommitFollowers();
   readonly #watcher = randomUUID();
@@ -653,6 +655,37 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
     await this.#query(this.#sql.releaseTask, [task.runId, task.activation, task.epoch, task.owner]);
   }
 
+  async createRuns(runs: readonly NewRun[]): Promise<void> {
+    if (runs.length === 0) return;
+    const column = <T>(pick: (r: NewRun) => T) => runs.map(pick);
+    await this.#query(
+      this.#sql.createRuns,
+      [
+        column((r) => r.id),
+        column((r) => r.graph),
+        column((r) => r.graphHash),
+        column((r) => r.graphVersion),
+        column((r) => r.stateVersion),
+        column((r) => r.labels ?? null),
+        column((r) => r.createdAt),
+        column((r) => r.status),
+        column((r) => r.snapshot),
+        storeFormatVersion,
+      ],
+      (failure) => {
+        if (uniqueViolation(failure) !== 'runs_pkey') return undefined;
+        // The driver's detail names the id: "Key (id)=(r-7) already exists."
+        const detail = (failure as { detail?: unknown }).detail;
+        const id = typeof detail === 'string' ? /\(id\)=\((.*)\)/.exec(detail)?.[1] : undefined;
+        return new WaymarkError(
+          'RUN_EXISTS',
+          `run "${id ?? '?'}" exists already (or is given twice): none of the ${runs.length} runs was recorded`,
+          { retryable: false, ...(id !== undefined && { details: { runId: id } }) },
+        );
+      },
+    );
+  }
+
   async wake(runId: string, at: number): Promise<void> {
     await this.#query(this.#sql.wake, [runId, at]);
   }
@@ -682,7 +715,11 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
 
   /** Notifications of new work so far: see {@link waitForWork}'s `since`. */
   get notified(): number {
-    return this.#notified;
+    return this.#notified.runs + this.#notified.tasks;
+  }
+
+  notifiedOf(kind: WorkKind): number {
+    return this.#notified[kind];
   }
 
   /**
@@ -691,10 +728,16 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
    * the next one. With `notify: false` (PgBouncer in transaction mode keeps no LISTEN), or
    * while the listening connection is down, it is a plain poll.
    */
-  async waitForWork(ms: number, signal: AbortSignal, since?: number): Promise<void> {
+  async waitForWork(
+    ms: number,
+    signal: AbortSignal,
+    since?: number,
+    kind?: WorkKind,
+  ): Promise<void> {
     if (signal.aborted) return;
     if (this.#notify && !this.#closed) await this.#listen();
-    if (since !== undefined && this.#notified > since) return;
+    const seen = kind === undefined ? this.notified : this.#notified[kind];
+    if (since !== undefined && seen > since) return;
     await new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -704,7 +747,7 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
       };
       const timer = setTimeout(done, ms);
       signal.addEventListener('abort', done, { once: true });
-      this.#waiting.add(done);
+      this.#waiting.set(done, kind);
     });
   }
 
@@ -734,8 +777,11 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
           this.#followers.committed(message.payload ?? '');
           return;
         }
-        this.#notified++;
-        for (const wake of [...this.#waiting]) wake();
+        // Payloads are 'tasks' (a task to claim) or 'runs' (an inbox item to fold).
+        const kind: WorkKind = message.payload === 'tasks' ? 'tasks' : 'runs';
+        this.#notified[kind]++;
+        for (const [wake, wants] of [...this.#waiting])
+          if (wants === undefined || wants === kind) wake();
       });
       try {
         await client.connect();
@@ -793,7 +839,7 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#renewing);
-    for (const wake of [...this.#waiting]) wake();
+    for (const wake of [...this.#waiting.keys()]) wake();
     const listener = await this.#listener?.catch(() => undefined);
     await listener?.end().catch(() => {});
     if (this.#ownsPool) await this.#pool.end();

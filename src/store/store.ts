@@ -371,6 +371,9 @@ export interface RunOwnership {
   release(lease: Lease): Promise<void>;
 }
 
+/** What a notification of new work is about: a task to claim, or a run with something to fold. */
+export type WorkKind = 'tasks' | 'runs';
+
 /**
  * The work queue of a store that serves workers on many machines (PostgreSQL): runs and
  * activations are rows a worker claims in batches (`FOR UPDATE SKIP LOCKED`), each claim under a
@@ -422,6 +425,11 @@ export interface WorkQueue {
   finishTasks(finished: readonly FinishedTask[]): Promise<boolean[]>;
   /** Gives a claimed task back unrun (a draining worker), for another worker to claim at once. */
   releaseTask(task: ClaimedTask): Promise<void>;
+  /**
+   * Records many new runs in one statement, all or none (`enqueueAll`).
+   * @throws WaymarkError `RUN_EXISTS` when one of them exists already, or is given twice.
+   */
+  createRuns(runs: readonly NewRun[]): Promise<void>;
   /** Asks for the run to be folded again (an answer was recorded): a wake-up in its inbox. */
   wake(runId: string, at: number): Promise<void>;
   /** A run's inbox, in arrival order. */
@@ -441,11 +449,15 @@ export interface WorkQueue {
    * pass it to `waitForWork`, so that one which came while the caller was busy is not lost.
    */
   readonly notified: number;
+  /** How many notifications of one kind of work this store has had (see `waitForWork`). */
+  notifiedOf(kind: WorkKind): number;
   /**
    * Resolves when there may be new work (a notification after the `since`-th, or the next one)
-   * or after `ms`, whichever comes first, or at once when `signal` aborts.
+   * or after `ms`, whichever comes first, or at once when `signal` aborts. With `kind`, only
+   * that kind of notification counts (and `since` is a count of `notifiedOf(kind)`): a worker's
+   * claims of tasks do not wake for an inbox item, nor its folds for a task.
    */
-  waitForWork(ms: number, signal: AbortSignal, since?: number): Promise<void>;
+  waitForWork(ms: number, signal: AbortSignal, since?: number, kind?: WorkKind): Promise<void>;
 }
 
 /**

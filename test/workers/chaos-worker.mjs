@@ -1,6 +1,7 @@
 // One worker process of the chaos and zombie tests, over a plain-JavaScript build of src/.
 // Usage: node test/workers/chaos-worker.mjs <build> <pg-url> <schema> <log> <receiver> [lease-ms]
-// Prints "ready" once it is registered; SIGTERM drains it.
+// Prints "ready" once it is registered; SIGTERM drains it. WORKER_INLINE=0 queues every
+// activation as a task (the worker runs no run's next activation itself).
 import { pathToFileURL } from 'node:url';
 import { chaosGraphs } from './chaos-graphs.mjs';
 
@@ -15,6 +16,7 @@ const worker = new waymark.Worker(store, graphs, {
   concurrency: 16,
   leaseMs: Number(leaseMs),
   pollMs: 200,
+  inline: process.env.WORKER_INLINE !== '0',
   onEvent: (event) => {
     if (event.type === 'error' && process.env.CHAOS_VERBOSE)
       process.stderr.write(`${event.error}\n`);

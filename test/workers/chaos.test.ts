@@ -91,11 +91,17 @@ describePg('chaos: many workers, kills, dropped connections and a database resta
       }
       const started = Date.now();
       const url = `${pgUrl}${pgUrl.includes('?') ? '&' : '?'}application_name=waymark-chaos`;
+      // Every other worker queues every activation as a task, so both ways of running a run's
+      // next activation (held by the worker that folded it, or claimed as a task) meet the chaos.
+      let spawned = 0;
       const spawnWorker = () => {
         const child = spawn(
           process.execPath,
           [join(root, 'test/workers/chaos-worker.mjs'), build, url, schema, log, receiverUrl],
-          { stdio: ['ignore', 'ignore', 'pipe'] },
+          {
+            stdio: ['ignore', 'ignore', 'pipe'],
+            env: { ...process.env, WORKER_INLINE: spawned++ % 2 === 0 ? '1' : '0' },
+          },
         );
         child.stderr!.on('data', (d) => process.env.CHAOS_VERBOSE && process.stderr.write(d));
         return child;

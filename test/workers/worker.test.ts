@@ -15,6 +15,7 @@ import {
   type StreamEvent,
   Worker,
   type WorkerEvent,
+  type WorkerOptions,
   watch,
 } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
@@ -63,13 +64,17 @@ async function withWorkers<T>(
     : ConstructorParameters<typeof Worker>[1],
   count: number,
   done: (events: WorkerEvent[]) => Promise<T>,
+  options: WorkerOptions = {},
 ): Promise<T> {
   const stop = new AbortController();
   const events: WorkerEvent[] = [];
   const running = Array.from({ length: count }, () =>
-    new Worker(store, graphs, { leaseMs: 5_000, pollMs: 50, onEvent: (e) => events.push(e) }).run(
-      stop.signal,
-    ),
+    new Worker(store, graphs, {
+      leaseMs: 5_000,
+      pollMs: 50,
+      onEvent: (e) => events.push(e),
+      ...options,
+    }).run(stop.signal),
   );
   try {
     return await done(events);
@@ -327,16 +332,22 @@ describePg('workers on PostgreSQL', () => {
       .entry('wait')
       .compile();
     const parked = await enqueue(store, slow, {});
-    await withWorkers([slow], 1, async () => {
-      const until = Date.now() + 10_000;
-      while ((await store.listTasks(parked)).length === 0) {
-        if (Date.now() > until) throw new Error('no task was scheduled');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      await cancel(store, slow, parked, { reason: 'not needed' });
-      expect(await store.listTasks(parked)).toEqual([]);
-      expect((await settled(parked)).status).toBe('cancelled');
-    });
+    // Every activation through the task queue: what is queued is what a cancellation deletes.
+    await withWorkers(
+      [slow],
+      1,
+      async () => {
+        const until = Date.now() + 10_000;
+        while ((await store.listTasks(parked)).length === 0) {
+          if (Date.now() > until) throw new Error('no task was scheduled');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await cancel(store, slow, parked, { reason: 'not needed' });
+        expect(await store.listTasks(parked)).toEqual([]);
+        expect((await settled(parked)).status).toBe('cancelled');
+      },
+      { inline: false },
+    );
   });
 
   it('takes over a run whose in-process driver died, and runs only what did not complete', async () => {

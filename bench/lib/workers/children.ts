@@ -67,6 +67,8 @@ export interface WaymarkWorkerOptions {
   readonly leaseMs?: number;
   readonly pollMs?: number;
   readonly folds?: number;
+  /** false: every activation through the task queue (`WorkerOptions.inline`). */
+  readonly inline?: boolean;
   readonly notify?: boolean;
 }
 

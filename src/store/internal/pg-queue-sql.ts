@@ -82,6 +82,19 @@ export function queueTexts(s: string) {
       SELECT n FROM gone`,
     releaseTask: `UPDATE ${s}.tasks SET owner = NULL, expires_at = 0
       WHERE run_id = $1 AND activation = $2 AND epoch = $3 AND owner = $4`,
+    // Many new runs, all or none: a duplicate id fails the statement (runs_pkey).
+    createRuns: `WITH given AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[],
+          $6::text[], $7::double precision[], $8::text[], $9::text[])
+          AS g (id, graph, graph_hash, graph_version, state_version, labels, created_at, status, data)),
+      run AS (
+        INSERT INTO ${s}.runs (id, graph, graph_hash, graph_version, state_version, format, labels,
+          created_at, seq, status, error, updated_at)
+        SELECT id, graph, graph_hash, graph_version, state_version, $10, labels, created_at, 0,
+          status, NULL, created_at FROM given
+        RETURNING id)
+      INSERT INTO ${s}.snapshots (run_id, seq, data)
+        SELECT g.id, 0, g.data FROM given g JOIN run r ON r.id = g.id`,
     wake: `INSERT INTO ${s}.inbox (run_id, attempt, at) SELECT id, NULL, $2 FROM ${s}.runs WHERE id = $1`,
     inbox: `SELECT id, run_id, attempt, at FROM ${s}.inbox WHERE run_id = $1 ORDER BY id`,
     // Fenced by the run's lease, like a commit.

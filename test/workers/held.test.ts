@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, beforeEach, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import {
+  all,
+  append,
+  cancel,
+  END,
+  enqueue,
+  graph,
+  inspect,
+  Worker,
+  type WorkerOptions,
+} from '../../src/index.js';
+import { PostgresStore } from '../../src/postgres.js';
+import type { Commit } from '../../src/store/store.js';
+import {
+  describePg,
+  dropSchema,
+  schemaName,
+  testPool,
+  truncate,
+} from '../store/fixtures/postgres.js';
+
+// A worker that folds a run and finds one activation to run next, with nothing else in flight,
+// runs it itself under the run's lease (if it has room) instead of queueing a task: a chain's
+// next node, a map's join, a one-node run. Fan-outs still go through the task queue.
+
+const schema = schemaName();
+let pool: ReturnType<typeof testPool>;
+let store: PostgresStore;
+
+beforeAll(async () => {
+  pool = testPool();
+  store = await PostgresStore.open({ pool, schema });
+});
+beforeEach(async () => {
+  await truncate(pool, schema);
+});
+afterAll(async () => {
+  await store?.close();
+  if (pool !== undefined) {
+    await dropSchema(pool, schema);
+    await pool.end();
+  }
+});
+
+const State = z.object({
+  log: z.array(z.string()).default([]),
+  items: z.array(z.string()).default([]),
+});
+const reducers = { log: append };
+
+/** A worker until `done` resolves; then it drains. */
+async function withWorker<T>(
+  graphs: ConstructorParameters<typeof Worker>[1],
+  done: () => Promise<T>,
+  options: WorkerOptions = {},
+): Promise<T> {
+  const stop = new AbortController();
+  const working = new Worker(store, graphs, { leaseMs: 5_000, pollMs: 50, ...options }).run(
+    stop.signal,
+  );
+  try {
+    return await done();
+  } finally {
+    stop.abort();
+    await working;
+  }
+}
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 15_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const stopped = (runId: string) =>
+  until(`run ${runId} stops`, async () => {
+    const run = await store.getRun(runId);
+    return run !== undefined && run.status !== 'running' ? run : undefined;
+  });
+
+describePg("a worker runs a run's sole next activation itself", () => {
+  const chain = graph('held-chain', { state: State, reducers })
+    .node('a', () => ({ log: ['a'] }))
+    .node('b', () => ({ log: ['b'] }))
+    .node('c', () => ({ log: ['c'] }), { terminal: true })
+    .edge('a', 'b')
+    .edge('b', 'c')
+    .entry('a')
+    .compile();
+
+  it('a chain: no task is queued, each node is one commit, and the start commits with the first node', async () => {
+    const commits = vi.spyOn(store, 'commitAll');
+    const finishes = vi.spyOn(store, 'finishTasks');
+    try {
+      const id = await enqueue(store, chain, {}, { runId: 'chain' });
+      await withWorker([chain], async () => expect((await stopped(id)).status).toBe('succeeded'));
+      const ours = commits.mock.calls.filter(([runId]) => runId === id).map(([, c]) => c);
+      expect(ours.map((c) => c.map((x) => JSON.parse(x.event).type))).toEqual([
+        ['started', 'completed'],
+        ['completed'],
+        ['completed'],
+      ]);
+      const scheduled = ours.flat().flatMap((c: Commit) => c.schedule?.tasks ?? []);
+      expect(scheduled).toEqual([]);
+      expect(finishes).not.toHaveBeenCalled();
+      const view = await inspect(store, chain, id);
+      expect(view.snapshot.state.log).toEqual(['a', 'b', 'c']);
+      expect(view.trace.path).toEqual(['a', 'b', 'c']);
+      expect((await store.getRun(id))?.lease?.live).toBe(false);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('a fan-out goes to the task queue; the join runs on the worker that folds the last branch', async () => {
+    const fan = graph('held-fan', { state: State, reducers })
+      .node('split', () => ({ items: ['x', 'y', 'z'] }))
+      .node('each', (_s, ctx) => ({ log: [String(ctx.item)] }), { writes: ['log'] })
+      .node('merge', () => ({ log: ['merged'] }), { join: all(), terminal: true })
+      .map('split', { over: 'items', branch: 'each', join: 'merge' })
+      .edge('each', 'merge')
+      .entry('split')
+      .compile();
+    const commits = vi.spyOn(store, 'commitAll');
+    try {
+      const id = await enqueue(store, fan, {}, { runId: 'fan' });
+      await withWorker([fan], async () => expect((await stopped(id)).status).toBe('succeeded'));
+      const scheduled = commits.mock.calls
+        .filter(([runId]) => runId === id)
+        .flatMap(([, c]) => c.flatMap((x: Commit) => x.schedule?.tasks ?? []))
+        .map((t) => t.node);
+      expect(scheduled).toEqual(['each', 'each', 'each']);
+      expect((await inspect(store, fan, id)).snapshot.state.log).toEqual(['x', 'y', 'z', 'merged']);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('a cancellation from another process stops the body it runs within a renewal', {
+    timeout: 20_000,
+  }, async () => {
+    let aborted = false;
+    let began = false;
+    const slow = graph('held-slow', { state: State, reducers })
+      .node('wait', async (_s, ctx) => {
+        began = true;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 60_000);
+          ctx.signal.addEventListener('abort', () => {
+            aborted = true;
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        return { log: ['late'] };
+      })
+      .edge('wait', END)
+      .entry('wait')
+      .compile();
+    const id = await enqueue(store, slow, {}, { runId: 'slow' });
+    await withWorker(
+      [slow],
+      async () => {
+        await until('the body starts', async () => (began ? true : undefined));
+        expect(await store.listTasks(id)).toEqual([]);
+        await cancel(store, slow, id, { reason: 'not needed' });
+        // Renewals come every 200 ms at this lease: the body hears of it long before its 60 s.
+        await until('the body is stopped', async () => (aborted ? true : undefined), 5_000);
+        expect((await stopped(id)).status).toBe('cancelled');
+      },
+      { leaseMs: 600 },
+    );
+    const events = (await store.events(id)).map((e) => JSON.parse(e.event).type);
+    expect(events).toEqual(['cancelled']);
+  });
+
+  it('a worker that drains gives the run back: another worker runs the node, once recorded', {
+    timeout: 20_000,
+  }, async () => {
+    let calls = 0;
+    let letGo: () => void = () => {};
+    const stuck = new Promise<void>((resolve) => {
+      letGo = resolve;
+    });
+    const g = graph('held-drain', { state: State, reducers })
+      .node('work', async () => {
+        calls++;
+        // The first body ignores its signal: the drain must not wait on it forever.
+        if (calls === 1) await stuck;
+        return { log: [`call ${calls}`] };
+      })
+      .edge('work', END)
+      .entry('work')
+      .compile();
+    const id = await enqueue(store, g, {}, { runId: 'drained' });
+    const stop = new AbortController();
+    const first = new Worker(store, [g], { leaseMs: 1_000, pollMs: 50 }).run(stop.signal);
+    await until('the first body starts', async () => (calls === 1 ? true : undefined));
+    stop.abort();
+    await first; // within its lease's length, though the body has not ended
+    expect((await store.getRun(id))?.lease?.live).toBe(false);
+    await withWorker([g], async () => expect((await stopped(id)).status).toBe('succeeded'));
+    letGo();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(calls).toBe(2);
+    expect((await inspect(store, g, id)).snapshot.state.log).toEqual(['call 2']);
+    const completed = (await store.events(id)).filter((e) => e.event.includes('"completed"'));
+    expect(completed).toHaveLength(1);
+  });
+});
