@@ -1,5 +1,5 @@
 import type { CompiledGraph } from '../graph/compiled.js';
-import type { Commit, Store, StoredEvent, WorkQueue } from '../store/store.js';
+import type { Commit, NewRun, Store, StoredEvent, WorkQueue } from '../store/store.js';
 import type { Clock } from './clock.js';
 import { decodeEvent, encodeEvent, encodeSnapshot, encodeTrace } from './codec.js';
 import type { RunEvent, Snapshot, StepResult } from './core/snapshot.js';
@@ -76,18 +76,7 @@ export class Journal {
     labels?: Readonly<Record<string, string>>,
     traceparent?: string,
   ): Promise<Journal> {
-    const stamp = snapshot.graph;
-    await store.createRun({
-      id: snapshot.runId,
-      graph: stamp.name,
-      graphHash: stamp.hash,
-      graphVersion: stamp.version,
-      stateVersion: stamp.stateVersion,
-      createdAt: clock.now(),
-      status: snapshot.status,
-      snapshot: encodeSnapshot(snapshot, graph, traceparent),
-      labels: labels === undefined ? null : JSON.stringify(labels),
-    });
+    await store.createRun(newRunOf(graph, snapshot, clock, labels, traceparent));
     return new Journal(store, graph, snapshot.runId, 0, clock, {
       ...(every !== undefined && { every }),
     });
@@ -213,4 +202,31 @@ export class Journal {
     }
     return current;
   }
+}
+
+/**
+ * The row of a new run, with its initial snapshot (sequence 0).
+ *
+ * @example
+ * await store.createRun(newRunOf(graph, snapshot, clock));
+ */
+export function newRunOf(
+  graph: CompiledGraph,
+  snapshot: Snapshot,
+  clock: Clock,
+  labels?: Readonly<Record<string, string>>,
+  traceparent?: string,
+): NewRun {
+  const stamp = snapshot.graph;
+  return {
+    id: snapshot.runId,
+    graph: stamp.name,
+    graphHash: stamp.hash,
+    graphVersion: stamp.version,
+    stateVersion: stamp.stateVersion,
+    createdAt: clock.now(),
+    status: snapshot.status,
+    snapshot: encodeSnapshot(snapshot, graph, traceparent),
+    labels: labels === undefined ? null : JSON.stringify(labels),
+  };
 }

@@ -25,8 +25,8 @@ import { type BenchGraph, chainLength } from './graphs.mjs';
 const producers = 8;
 /** Jobs pg-boss fetches and completes per call: waymark's default concurrency per worker. */
 const bossBatch = 8;
-/** Jobs per pg-boss insert() call of the producer. */
-const bossChunk = 100;
+/** Jobs per pg-boss insert() call of the producer, and runs per waymark enqueueAll() call. */
+const chunk = 100;
 /** How long an idle pg-boss worker waits before it fetches again. */
 const bossIdleMs = 20;
 
@@ -86,17 +86,29 @@ function waymarkSide(
       );
       const before = await statements(children);
       const t0 = Date.now();
-      let nudged = false;
-      await pooled(runs, producers, async (i) => {
-        const runId = `${label}-${i}`;
-        await bench.wm.enqueue(store, graph, {}, { runId });
-        // enqueue() notifies no one (see the notes): one wake-up lets idle workers start now
-        // rather than at their next poll; from then on they find the work by themselves.
-        if (!nudged) {
-          nudged = true;
-          await store.wake(runId, Date.now());
-        }
-      });
+      // Batches of runs, as pg-boss gets batches of jobs: enqueueAll() records a chunk in one
+      // statement and wakes the workers once. A build from before it had enqueueAll enqueues
+      // one run per call (a run and a wake-up each).
+      const enqueueAll = bench.wm.enqueueAll;
+      if (enqueueAll !== undefined) {
+        const chunks = Math.ceil(runs / chunk);
+        await pooled(chunks, producers, (c) => {
+          const ids = Array.from(
+            { length: Math.min(chunk, runs - c * chunk) },
+            (_, k) => `${label}-${c * chunk + k}`,
+          );
+          return enqueueAll(
+            store,
+            graph,
+            ids.map(() => ({})),
+            { runIds: ids },
+          );
+        });
+      } else {
+        await pooled(runs, producers, (i) =>
+          bench.wm.enqueue(store, graph, {}, { runId: `${label}-${i}` }),
+        );
+      }
       const producerMs = Date.now() - t0;
       const last = await finished(
         async () => {
@@ -144,12 +156,12 @@ function bossSide(
       const t0 = Date.now();
       // Bulk inserts: with send(), one job per call, the producer alone stays near 1,000 jobs/s
       // here and would be what is measured; pg-boss's consumers are what is compared.
-      const chunks = Math.ceil(jobs / bossChunk);
+      const chunks = Math.ceil(jobs / chunk);
       await pooled(chunks, producers, (c) =>
         boss.insert(
-          Array.from({ length: Math.min(bossChunk, jobs - c * bossChunk) }, (_, k) => ({
+          Array.from({ length: Math.min(chunk, jobs - c * chunk) }, (_, k) => ({
             name: queue,
-            data: { label, i: c * bossChunk + k },
+            data: { label, i: c * chunk + k },
           })),
         ),
       );
@@ -268,7 +280,7 @@ export async function throughput(bench: WorkerBench): Promise<PartReport> {
     rows,
     notes: [
       `throughput: ${jobs} units per repetition (${jobs} 1-node runs, ${jobs / chainLength} runs of a ${chainLength}-node chain, ${jobs} pg-boss jobs), ${reps} repetitions after a warm-up of >= ${bench.settings.warmupMs / 1000} s, each from empty tables; ratio = waymark act/s / pg-boss jobs/s, paired by repetition. Every waymark activation also commits its checkpoint (event) before the next is scheduled; a pg-boss job is a row updated twice.`,
-      `throughput: waymark workers at their defaults (concurrency 8, folds 8, lease 10 s, poll 1 s, NOTIFY on, pool 10); the producer calls enqueue() ${producers} at a time and wakes the workers once after the first. pg-boss ${versionOf('pg-boss')}: a loop of fetch(batchSize ${bossBatch}) + complete(ids) per process (its work() waits >= 0.5 s after every batch), ${bossIdleMs} ms sleep only when a fetch is empty, 4 connections per process; the producer calls insert() with ${bossChunk} jobs, ${producers} calls at a time (with send(), one job per call, its producer alone made ~1,000 jobs/s here and bounded the measurement).`,
+      `throughput: waymark workers at their defaults (concurrency 8, folds 8, lease 10 s, poll 1 s, NOTIFY on, pool 10); the producer calls enqueueAll() with ${chunk} runs, ${producers} calls at a time (each one statement and one wake-up). pg-boss ${versionOf('pg-boss')}: a loop of fetch(batchSize ${bossBatch}) + complete(ids) per process (its work() waits >= 0.5 s after every batch), ${bossIdleMs} ms sleep only when a fetch is empty, 4 connections per process; the producer calls insert() with ${chunk} jobs, ${producers} calls at a time (with send(), one job per call, its producer alone made ~1,000 jobs/s here and bounded the measurement).`,
       `throughput: statements per unit (worker pools, median) at 1/2/4 workers: 1-node runs ${[1, 2, 4].map((w) => perUnit(w, 'one')).join('/')}, chains ${[1, 2, 4].map((w) => perUnit(w, 'chain')).join('/')}, pg-boss ${[1, 2, 4].map((w) => perUnit(w, 'pgboss')).join('/')}; producer done after (ms) 1-node ${[1, 2, 4].map((w) => producer(w, 'one')).join('/')}, chains ${[1, 2, 4].map((w) => producer(w, 'chain')).join('/')}, pg-boss ${[1, 2, 4].map((w) => producer(w, 'pgboss')).join('/')}.`,
     ],
     details,
