@@ -44,6 +44,7 @@ const maxConflictsInARow = 100;
  */
 export class FoldBook {
   readonly #store: Store & WorkQueue;
+  readonly #committer: Pick<WorkQueue, 'commitAll'>;
   readonly #graph: CompiledGraph;
   readonly #lease: Lease;
   readonly #clock: Clock;
@@ -65,8 +66,10 @@ export class FoldBook {
     lease: Lease,
     clock: Clock,
     run: LoadedRun,
+    committer: Pick<WorkQueue, 'commitAll'> = store,
   ) {
     this.#store = store;
+    this.#committer = committer;
     this.#graph = graph;
     this.#lease = lease;
     this.#clock = clock;
@@ -164,7 +167,8 @@ export class FoldBook {
     for (let conflicts = 0; ; conflicts++) {
       const steps = this.#journalSteps(keep);
       try {
-        if (steps.length > 0) await this.#journal.recordAll(this.#store, steps, keep === undefined);
+        if (steps.length > 0)
+          await this.#journal.recordAll(this.#committer, steps, keep === undefined);
         else if (this.#consumed.length > 0)
           await this.#store.consume(this.#lease.runId, this.#lease, this.#consumed);
         this.#base = this.#after;

@@ -5,6 +5,7 @@ import type { Snapshot } from './core/snapshot.js';
 import type { Attempt } from './execute.js';
 import { type Due, FoldBook } from './fold-book.js';
 import { HeldRun, type Slot } from './held-run.js';
+import type { RunCommitter } from './run-committer.js';
 import { parse } from './values.js';
 import { resumeEvents } from './waits.js';
 
@@ -29,6 +30,8 @@ export interface FoldOptions {
    * (a worker with room). See {@link HeldRun}.
    */
   readonly hold?: () => Slot | undefined;
+  /** Where the fold's commits go: a worker's {@link RunCommitter}; by default, the store. */
+  readonly committer?: Pick<WorkQueue, 'commitAll'>;
 }
 
 /**
@@ -58,7 +61,7 @@ export async function foldRun(
   const runId = lease.runId;
   const run = read?.run ?? (await store.loadRun(runId));
   if (run === undefined) return { committed: 0, status: 'cancelled', released: false };
-  const book = new FoldBook(store, graph, lease, clock, run);
+  const book = new FoldBook(store, graph, lease, clock, run, options.committer);
   const inbox = read?.inbox ?? (await store.inbox(runId));
   book.add(await dueItems(store, graph, book.after, run.run.seq, inbox, clock.now()));
   const next = options.hold === undefined ? undefined : book.soleNext();

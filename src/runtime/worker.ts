@@ -5,6 +5,7 @@ import { type Clock, systemClock } from './clock.js';
 import { foldRun } from './fold.js';
 import type { HeldRun, Slot } from './held-run.js';
 import { newOwner, type Owner } from './identity.js';
+import { RunCommitter } from './run-committer.js';
 import { attemptOf, runTask } from './run-task.js';
 import { TaskFinisher } from './task-finisher.js';
 import type { Telemetry } from './telemetry.js';
@@ -77,6 +78,7 @@ export class Worker {
     Pick<WorkerOptions, 'onEvent' | 'telemetry'>;
   readonly #me: Owner & { done(): void };
   readonly #finisher: TaskFinisher;
+  readonly #committer: RunCommitter;
   /** Wakes the loops waiting for work: a slot of this worker was freed. */
   readonly #nudges = new Set<() => void>();
   /** Node bodies of this worker that have ended, so far. */
@@ -119,6 +121,7 @@ export class Worker {
     };
     this.#me = newOwner();
     this.#finisher = new TaskFinisher(store);
+    this.#committer = new RunCommitter(store);
   }
 
   /** This worker's owner id, as leases and `waymark ls` name it. */
@@ -209,14 +212,10 @@ export class Worker {
       if ('error' in claimed) throw claimed.error;
       const graph = this.#graphs.get(claimed.run.run.graph);
       if (graph === undefined) return; // claimed by graph: only a deleted run gets here
-      const folded = await foldRun(
-        this.#store,
-        graph,
-        lease,
-        this.#options.clock,
-        claimed,
-        this.#options.inline ? { hold: this.#hold } : {},
-      );
+      const folded = await foldRun(this.#store, graph, lease, this.#options.clock, claimed, {
+        committer: this.#committer,
+        ...(this.#options.inline && { hold: this.#hold }),
+      });
       // A held run gives its lease up itself, when it is done with it.
       released = folded.released || folded.held !== undefined;
       if (folded.held !== undefined) this.#drive(folded.held, graph);

@@ -46,6 +46,7 @@ import type {
   NewRun,
   RunCommits,
   RunFilter,
+  RunGroup,
   RunRecord,
   RunUsage,
   Store,
@@ -57,7 +58,7 @@ import type {
   WorkKind,
   WorkQueue,
 } from './store.js';
-import { storeFormatVersion } from './store.js';
+import { isPlainGroup, storeFormatVersion } from './store.js';
 
 export type { PostgresStoreOptions } from './internal/pg-params.js';
 
@@ -653,6 +654,57 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
 
   async releaseTask(task: ClaimedTask): Promise<void> {
     await this.#query(this.#sql.releaseTask, [task.runId, task.activation, task.epoch, task.owner]);
+  }
+
+  async commitRuns(groups: readonly RunGroup[]): Promise<boolean[]> {
+    if (groups.length === 0) return [];
+    const heads: unknown[][] = Array.from({ length: 10 }, () => []);
+    const events: unknown[][] = Array.from({ length: 5 }, () => []);
+    const consumed: unknown[][] = [[], []];
+    for (const { runId, commits } of groups) {
+      if (commits.length === 0 || !isPlainGroup(commits)) {
+        throw new WaymarkError(
+          'STORE_CONFLICT',
+          `commitRuns takes plain groups of commits only; run "${runId}"'s is not one`,
+          { retryable: false, details: { runId } },
+        );
+      }
+      const last = commits.at(-1)!;
+      const epoch = last.epoch ?? null;
+      let snapshot: Commit | undefined;
+      for (const [i, c] of commits.entries()) {
+        if (c.seq !== commits[0]!.seq + i || (c.epoch ?? null) !== epoch) {
+          throw new WaymarkError(
+            'STORE_CONFLICT',
+            `a group of commits for run "${runId}" must have consecutive seqs and one epoch`,
+            { retryable: false, details: { runId, attempted: c.seq } },
+          );
+        }
+        if (c.snapshot !== null) snapshot = c;
+        const row = [runId, c.seq, c.at, c.event, c.trace];
+        for (const [k, v] of row.entries()) events[k]!.push(v);
+        for (const id of c.schedule?.consumed ?? []) {
+          consumed[0]!.push(runId);
+          consumed[1]!.push(id);
+        }
+      }
+      const head = [
+        runId,
+        last.seq,
+        commits.length,
+        last.at,
+        last.status,
+        last.error,
+        epoch,
+        last.release === true && epoch !== null,
+        snapshot?.snapshot ?? null,
+        snapshot?.seq ?? null,
+      ];
+      for (const [k, v] of head.entries()) heads[k]!.push(v);
+    }
+    const { rows } = await this.#query(this.#sql.commitRuns, [...heads, ...events, ...consumed]);
+    const held = new Set(rows.map((row) => String(row.id)));
+    return groups.map((g) => held.has(g.runId));
   }
 
   async createRuns(runs: readonly NewRun[]): Promise<void> {

@@ -161,6 +161,28 @@ export interface ClaimedTask extends TaskRecord {
   readonly expiresAt: number;
 }
 
+/** Consecutive commits of one run, as `commitAll` takes them: one of `commitRuns`' groups. */
+export interface RunGroup {
+  readonly runId: string;
+  readonly commits: readonly Commit[];
+}
+
+/**
+ * Whether commits touch only the run's head, its events and snapshots and its inbox: no waits,
+ * timers, or tasks to schedule or cancel. What `commitRuns` takes.
+ */
+export function isPlainGroup(commits: readonly Commit[]): boolean {
+  return commits.every(
+    (c) =>
+      (c.waits === undefined ||
+        ((c.waits.open?.length ?? 0) === 0 && (c.waits.close?.length ?? 0) === 0)) &&
+      (c.timers === undefined ||
+        ((c.timers.set?.length ?? 0) === 0 && (c.timers.clear?.length ?? 0) === 0)) &&
+      (c.schedule === undefined ||
+        ((c.schedule.tasks?.length ?? 0) === 0 && (c.schedule.cancel?.length ?? 0) === 0)),
+  );
+}
+
 /** A claimed task's attempt that ended: its result (JSON of the attempt) and when it ended. */
 export interface FinishedTask {
   readonly task: ClaimedTask;
@@ -425,6 +447,14 @@ export interface WorkQueue {
   finishTasks(finished: readonly FinishedTask[]): Promise<boolean[]>;
   /** Gives a claimed task back unrun (a draining worker), for another worker to claim at once. */
   releaseTask(task: ClaimedTask): Promise<void>;
+  /**
+   * Commits the steps of several runs in one statement (a worker's runs that stepped together),
+   * each run's group fenced as `commitAll` fences it and holding or not on its own. Only plain
+   * groups ({@link isPlainGroup}: no waits, timers or tasks). Returns, per group, whether it was
+   * written; one that was not wrote nothing: commit it with `commitAll` to learn why (a
+   * conflict, a lost lease).
+   */
+  commitRuns(groups: readonly RunGroup[]): Promise<boolean[]>;
   /**
    * Records many new runs in one statement, all or none (`enqueueAll`).
    * @throws WaymarkError `RUN_EXISTS` when one of them exists already, or is given twice.

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
-import { afterAll, afterEach, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it, vi } from 'vitest';
 import { PostgresStore } from '../../src/postgres.js';
+import { RunCommitter } from '../../src/runtime/run-committer.js';
 import type { Commit, TaskRecord, WaitRecord } from '../../src/store/store.js';
 import { sampleRun as newRun, sampleCommit as step } from '../../src/testing/index.js';
 import {
@@ -266,5 +267,126 @@ describePg('PostgresStore: a group of commits in one statement', () => {
       ),
       { numRuns: 60, seed: 20261201 },
     );
+  });
+});
+
+// A worker's runs that stepped together commit in one statement (`commitRuns`), each run fenced
+// on its own; its RunCommitter sends them there and tells a run that did not hold why.
+describePg('PostgresStore: plain groups of many runs in one statement', () => {
+  const opened: PostgresStore[] = [];
+  function open(): PostgresStore {
+    const store = new PostgresStore({ pool: pool!, schema });
+    opened.push(store);
+    return store;
+  }
+
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    for (const store of opened.splice(0)) await store.close();
+    await truncate(pool!, schema);
+  });
+
+  /** A held run's last commits: its start and its node, the run done, its lease given up. */
+  async function heldGroup(store: PostgresStore, runId: string): Promise<Commit[]> {
+    await store.createRun(newRun(runId));
+    await store.wake(runId, 1);
+    const [woken] = await store.inbox(runId);
+    const { epoch } = await store.acquire(runId, { owner: 'w', leaseMs: 60_000 });
+    return [
+      step(1, { epoch, trace: '[{"n":1}]' }),
+      step(2, {
+        epoch,
+        status: 'succeeded',
+        snapshot: '{"done":true}',
+        release: true,
+        schedule: { consumed: [woken!.id] },
+      }),
+    ];
+  }
+
+  it('leaves each run exactly as commitAll of its group would', async () => {
+    const store = open();
+    const chain = () => [step(1), step(2, { snapshot: '{"at":2}' }), step(3)];
+    for (const id of ['one-a', 'all-a']) await store.createRun(newRun(id));
+    const [heldOne, heldAll] = [await heldGroup(store, 'one-b'), await heldGroup(store, 'all-b')];
+    await store.commitAll('one-a', chain());
+    await store.commitAll('one-b', heldOne);
+    expect(
+      await store.commitRuns([
+        { runId: 'all-a', commits: chain() },
+        { runId: 'all-b', commits: heldAll },
+      ]),
+    ).toEqual([true, true]);
+    const named = async (runId: string) =>
+      JSON.parse(JSON.stringify(await rowsOf(store, runId)).replaceAll(`"${runId}"`, '"R"'));
+    expect(await named('all-a')).toEqual(await named('one-a'));
+    expect(await named('all-b')).toEqual(await named('one-b'));
+    expect((await store.getRun('all-b'))?.lease?.live).toBe(false);
+    expect(await store.inbox('all-b')).toEqual([]);
+  });
+
+  it('fences each run on its own: one at a stale seq or under a lost lease writes nothing, the rest land', async () => {
+    const store = open();
+    for (const id of ['fine', 'stale', 'taken']) await store.createRun(newRun(id));
+    const lease = await store.acquire('taken', { owner: 'w', leaseMs: 60_000 });
+    const before = { stale: await rowsOf(store, 'stale'), taken: await rowsOf(store, 'taken') };
+    expect(
+      await store.commitRuns([
+        { runId: 'fine', commits: [step(1), step(2)] },
+        { runId: 'stale', commits: [step(2), step(3)] },
+        { runId: 'taken', commits: [step(1, { epoch: lease.epoch + 1 })] },
+      ]),
+    ).toEqual([true, false, false]);
+    expect((await store.getRun('fine'))?.seq).toBe(2);
+    expect(await rowsOf(store, 'stale')).toEqual(before.stale);
+    expect(await rowsOf(store, 'taken')).toEqual(before.taken);
+  });
+
+  it('takes plain groups only: waits, timers or tasks go through commitAll', async () => {
+    const store = open();
+    await store.createRun(newRun('r1'));
+    for (const extra of [
+      { waits: { open: [wait('r1', 'q', 1)] } },
+      { timers: { set: [{ runId: 'r1', id: 't', at: 5 }] } },
+      { schedule: { tasks: [task('r1', 'work')] } },
+      { schedule: { cancel: ['work'] } },
+    ]) {
+      await expect(
+        store.commitRuns([{ runId: 'r1', commits: [step(1, extra)] }]),
+      ).rejects.toMatchObject({ code: 'STORE_CONFLICT' });
+    }
+    expect((await store.getRun('r1'))?.seq).toBe(0);
+  });
+
+  it("a worker's committer sends the runs asked for together in one statement, and tells one that did not hold why", async () => {
+    const store = open();
+    for (const id of ['a', 'b', 'stale', 'taken']) await store.createRun(newRun(id));
+    await store.commit('stale', step(1));
+    const lease = await store.acquire('taken', { owner: 'w', leaseMs: 60_000 });
+    const batches = vi.spyOn(store, 'commitRuns');
+    const committer = new RunCommitter(store);
+    const results = await Promise.allSettled([
+      committer.commitAll('a', [step(1)]),
+      committer.commitAll('b', [step(1), step(2)]),
+      committer.commitAll('stale', [step(1)]),
+      committer.commitAll('taken', [step(1, { epoch: lease.epoch + 1 })]),
+    ]);
+    expect(batches).toHaveBeenCalledTimes(1);
+    expect(batches.mock.calls[0]![0].map((g) => g.runId)).toEqual(['a', 'b', 'stale', 'taken']);
+    expect(results.map((r) => r.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'rejected',
+    ]);
+    expect((results[2] as PromiseRejectedResult).reason).toMatchObject({ code: 'STORE_CONFLICT' });
+    expect((results[3] as PromiseRejectedResult).reason).toMatchObject({ code: 'LEASE_LOST' });
+    expect((await store.getRun('b'))?.seq).toBe(2);
+    // What is not plain goes to commitAll at once, alone.
+    await committer.commitAll('a', [
+      step(2, { timers: { set: [{ runId: 'a', id: 't', at: 9 }] } }),
+    ]);
+    expect(batches).toHaveBeenCalledTimes(1);
+    expect(await store.listTimers('a')).toEqual([{ runId: 'a', id: 't', at: 9 }]);
   });
 });

@@ -5,8 +5,12 @@
 // its own row and inserts an inbox row: it never writes the run's row, so a thousand branches
 // finishing together do not queue on one lock.
 
+import { storedStatuses } from '../store.js';
+
 /** The database's clock in ms since the epoch, as the store's other statements read it. */
 const nowMs = 'floor(extract(epoch FROM statement_timestamp()) * 1000)::bigint';
+
+const statusList = storedStatuses.map((status) => `'${status}'`).join(', ');
 
 const taskColumns = `run_id, activation, attempt, node, graph, graph_hash, not_before, input,
   owner, epoch, expires_at`;
@@ -82,6 +86,37 @@ export function queueTexts(s: string) {
       SELECT n FROM gone`,
     releaseTask: `UPDATE ${s}.tasks SET owner = NULL, expires_at = 0
       WHERE run_id = $1 AND activation = $2 AND epoch = $3 AND owner = $4`,
+    // Plain commits of many runs (commitRuns): per run, the head moves if it is where the group
+    // follows and the lease is the group's, and only then its events, snapshot and consumed
+    // inbox items are written. The runs whose head moved come back.
+    commitRuns: `WITH given AS (
+        SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::double precision[],
+          $5::text[], $6::text[], $7::bigint[], $8::boolean[], $9::text[], $10::bigint[])
+          AS g (run_id, seq, steps, at, status, error, epoch, release, snapshot, snapshot_seq)),
+      head AS (
+        UPDATE ${s}.runs r SET seq = g.seq, updated_at = g.at, status = g.status, error = g.error,
+          lease_expires_at = CASE WHEN g.release THEN 0 ELSE r.lease_expires_at END
+        FROM given g
+        WHERE r.id = g.run_id AND r.seq = g.seq - g.steps AND r.status IN (${statusList})
+          AND (g.epoch IS NULL OR r.lease_epoch = g.epoch)
+        RETURNING r.id, g.snapshot, g.snapshot_seq),
+      event AS (
+        INSERT INTO ${s}.events (run_id, seq, at, event, trace)
+        SELECT e.run_id, e.seq, e.at, e.event, e.trace
+        FROM unnest($11::text[], $12::bigint[], $13::double precision[], $14::text[], $15::text[])
+          AS e (run_id, seq, at, event, trace)
+        JOIN head h ON h.id = e.run_id),
+      snapshot AS (
+        INSERT INTO ${s}.snapshots (run_id, seq, data)
+        SELECT id, snapshot_seq, snapshot FROM head WHERE snapshot IS NOT NULL),
+      pruned AS (
+        DELETE FROM ${s}.snapshots prior USING head h
+        WHERE h.snapshot IS NOT NULL AND prior.run_id = h.id AND prior.seq > 0
+          AND prior.seq < h.snapshot_seq),
+      consumed AS (
+        DELETE FROM ${s}.inbox i USING unnest($16::text[], $17::bigint[]) AS c (run_id, id), head h
+        WHERE h.id = c.run_id AND i.run_id = c.run_id AND i.id = c.id)
+      SELECT id FROM head`,
     // Many new runs, all or none: a duplicate id fails the statement (runs_pkey).
     createRuns: `WITH given AS (
         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[],
