@@ -45,6 +45,8 @@ const accepted: readonly (readonly string[])[] = [
   ['cancel', 'r'],
   ['graph', 'g.ts', '--format', 'dot', '--run', 'r'],
   ['validate', 'g.ts', '--db', 'ls'],
+  ['worker', '--graphs', './graphs', '--concurrency', '16'],
+  ['worker', '--graphs', './graphs', '--no-inline'],
 ];
 
 // Command lines commander must read: help, errors, and what the fast reader does not know.

@@ -393,6 +393,11 @@ Example:
         description: 'the longest an idle worker waits without a notification',
         default: '1000',
       },
+      {
+        flags: '--no-inline',
+        description:
+          "queue every node as a task, never running a run's sole next node where it was folded",
+      },
     ],
     help: `
 Registers the graphs it runs (name and structural hash) and claims only their work: runs

@@ -392,7 +392,12 @@ export class Worker {
       held.map((h) => h.lease),
       leaseMs,
     );
-    for (const runId of lost) this.#held.get(runId)?.run.stop('lost');
+    for (const runId of lost) {
+      const held = this.#held.get(runId)?.run;
+      if (held === undefined) continue;
+      held.stop('lost');
+      this.#tell({ type: 'lost', runId, activation: held.activation.id });
+    }
     await Promise.all(
       held
         .filter((h) => !lost.includes(h.lease.runId))

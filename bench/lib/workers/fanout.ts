@@ -21,8 +21,12 @@ interface FanRep {
   readonly tailMs: number;
 }
 
-/** Per-worker concurrencies measured: 4 x 25 = 100 holds every branch at once; 4 x 5 does not. */
-const concurrencies = [25, 5];
+/**
+ * Per-worker concurrencies measured: 4 x 25 = 100 holds every branch at once; 4 x 5 does not;
+ * at 1, each worker runs one branch at a time (a worker per slot, as one-job-at-a-time queues
+ * are deployed).
+ */
+const concurrencies = [25, 5, 1];
 const target = 3.5;
 
 function side(bench: WorkerBench, store: PostgresStore, children: readonly Child[]) {

@@ -13,6 +13,7 @@ interface WorkerFlags {
   readonly concurrency: string;
   readonly leaseMs: string;
   readonly pollMs: string;
+  readonly inline: boolean;
 }
 
 /**
@@ -44,6 +45,7 @@ export async function worker(out: Io, flags: WorkerFlags): Promise<number> {
       concurrency,
       leaseMs,
       pollMs,
+      inline: flags.inline,
       onEvent: (event) => tell(out, event),
       ...(telemetry !== undefined && { telemetry }),
     });
