@@ -6,9 +6,10 @@
 // is made by an orchestrator-only worker in this process (concurrency 0, its commits timed as
 // they return), the bodies run in two executor-only worker processes (folds 0), idle between
 // samples. In a normal deployment every worker does both, and the worker that folded a commit
-// claims what it scheduled at once in the same loop: two more intervals are timed with two such
-// workers, "end -> next start" (a node's body returns -> the next node's body starts: the task's
-// completion, the wake-up, the fold, the claim) and "enqueue -> first start".
+// runs a run's sole next node itself: two more intervals are timed with two such workers, "end ->
+// next start" (a node's body returns -> the next node's body starts: the commit, on the same
+// worker; with --no-inline the task's completion, the wake-up, the fold, the claim) and "enqueue
+// -> first start".
 
 import { performance } from 'node:perf_hooks';
 import type { Commit } from '../../../src/store/store.js';
@@ -25,6 +26,8 @@ const pollMs = 250;
 interface Samples {
   readonly commitToStart: number[];
   readonly endToStart: number[];
+  /** The same with `inline: false`: every next node through the task queue. */
+  readonly endToStartQueued: number[];
   readonly enqueueToStart: number[];
 }
 
@@ -93,12 +96,18 @@ async function split(bench: WorkerBench, notify: boolean, count: number, into: n
   });
 }
 
-async function together(bench: WorkerBench, notify: boolean, count: number, samples: Samples) {
+async function together(
+  bench: WorkerBench,
+  notify: boolean,
+  count: number,
+  samples: Samples,
+  inline: boolean,
+) {
   await inSchema(bench.admin, 'lat', async (schema) => {
     const store = await bench.store(schema, { notify });
     let workers: Child[] = [];
     try {
-      workers = await startWaymarkWorkers(store, bench.build, 2, { pollMs, notify });
+      workers = await startWaymarkWorkers(store, bench.build, 2, { pollMs, notify, inline });
       const timeline = new Timeline();
       timeline.follow(workers);
       await sampled(count, bench.settings.warmupMs, async (i, timed) => {
@@ -109,6 +118,7 @@ async function together(bench: WorkerBench, notify: boolean, count: number, samp
         const end = await timeline.at(runId, 'a:1', 'end');
         const b = await timeline.at(runId, 'b:1', 'start');
         if (!timed) return;
+        if (!inline) return void samples.endToStartQueued.push(msBetween(end.ns, b.ns));
         samples.enqueueToStart.push(msBetween(enqueued, a.ns));
         samples.endToStart.push(msBetween(end.ns, b.ns));
       });
@@ -131,9 +141,15 @@ export async function latency(bench: WorkerBench): Promise<PartReport> {
     const mode = notify ? 'NOTIFY' : `polling only, every ${pollMs} ms`;
     const runs = bench.quick ? 20 : notify ? 200 : 100;
     progress(`workers latency: ${mode}, ${runs} runs per setup`);
-    const samples: Samples = { commitToStart: [], endToStart: [], enqueueToStart: [] };
+    const samples: Samples = {
+      commitToStart: [],
+      endToStart: [],
+      endToStartQueued: [],
+      enqueueToStart: [],
+    };
     await split(bench, notify, runs, samples.commitToStart);
-    await together(bench, notify, runs, samples);
+    await together(bench, notify, runs, samples, true);
+    await together(bench, notify, runs, samples, false);
     rows.push(
       {
         measure: `latency, ${mode}: commit -> node start`,
@@ -144,6 +160,11 @@ export async function latency(bench: WorkerBench): Promise<PartReport> {
         measure: `latency, ${mode}: node end -> next node start`,
         unit: 'ms',
         text: spread(samples.endToStart),
+      },
+      {
+        measure: `latency, ${mode}: node end -> next node start, --no-inline`,
+        unit: 'ms',
+        text: spread(samples.endToStartQueued),
       },
       {
         measure: `latency, ${mode}: enqueue -> first node start`,
@@ -157,7 +178,7 @@ export async function latency(bench: WorkerBench): Promise<PartReport> {
     title: 'claim-to-start latency: NOTIFY vs polling only',
     rows,
     notes: [
-      `latency: poll interval ${pollMs} ms in both modes (the Worker default is 1,000 ms; polling-only latencies scale with it). "commit -> node start": the fold's commit that schedules the task is sent by an orchestrator-only worker in the bench process (so the interval includes the commit itself) -> the body starts in one of 2 idle executor-only worker processes (2 samples per run of a 2-node graph). "node end -> next node start" and "enqueue -> first node start": 2 ordinary workers (fold + execute). Runs one at a time, a random 0-30 ms apart; warm-up >= ${bench.settings.warmupMs / 1000} s. Anchor: Graphile Worker 4.3 ms average enqueue -> start.`,
+      `latency: poll interval ${pollMs} ms in both modes (the Worker default is 1,000 ms; polling-only latencies scale with it). "commit -> node start": the fold's commit that schedules the task is sent by an orchestrator-only worker in the bench process (so the interval includes the commit itself) -> the body starts in one of 2 idle executor-only worker processes (2 samples per run of a 2-node graph). "node end -> next node start" and "enqueue -> first node start": 2 ordinary workers (fold + execute), where the worker that folds a's completion runs b itself; "--no-inline": the same workers with inline: false, b through the task queue. Runs one at a time, a random 0-30 ms apart; warm-up >= ${bench.settings.warmupMs / 1000} s. Anchor: Graphile Worker 4.3 ms average enqueue -> start.`,
     ],
     details,
   };
