@@ -58,10 +58,17 @@ export interface RuntimeNode {
  * map branch, the branch's item.
  *
  * @example
- * { scope: 'enter', fn: (state, { item }) => ({ '@review': { set: { draft: item } } }) }
+ * { scope: 'enter', slot: '@review', capped: false, fn: (state, { item }) => ({ '@review': { set: { draft: item } } }) }
  */
 export interface Inline {
   readonly scope: 'enter' | 'leave';
+  /** The private field the subgraph's state lives in while it runs. */
+  readonly slot: string;
+  /**
+   * On an exit: whether a node of the child has a visit cap, counted per entry of the child;
+   * only then has the exit counts to drop.
+   */
+  readonly capped: boolean;
   readonly fn: (
     state: Readonly<Record<string, unknown>>,
     branch: { readonly item: unknown; readonly index: number | undefined },

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { RuntimeNode, Scope } from './compiled.js';
 import { END } from './end.js';
 import type { Reducer } from './reducers.js';
@@ -9,13 +9,11 @@ import {
   mappedInline,
   type SubgraphEntry,
   slotReducer,
+  slotSchema,
 } from './subgraph.js';
 import type { FanOutDef } from './types.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
-// A slot holds the child's state, parsed where the child's nodes ran; the entry sets it whole.
-const slotSchema = z.unknown();
 
 /**
  * Turns each subgraph node into nodes of this graph, so the runtime only ever sees one flat run:
@@ -95,12 +93,14 @@ function renamedRouter(
   path: (name: string) => string,
 ): NonNullable<RuntimeNode['router']> {
   const { fn, targets } = router;
+  // Named once: a route is taken on every step through the node.
+  const renamed = new Map([...targets].map((t) => [t, path(t)]));
   return {
     fn: (state) => {
       const target = fn(state);
-      return typeof target === 'string' && targets.has(target) ? path(target) : target;
+      return (typeof target === 'string' && renamed.get(target)) || target;
     },
-    targets: new Set([...targets].map(path)),
+    targets: new Set(renamed.values()),
   };
 }
 

@@ -51,9 +51,14 @@ export function allowedInput(
   const allowed = graph.input;
   if (allowed === undefined || typeof input !== 'object' || input === null || Array.isArray(input))
     return;
-  const inputs = Object.keys(allowed.shape);
-  const extra = Object.keys(input).filter((key) => !Object.hasOwn(allowed.shape, key));
-  if (extra.length === 0) return;
+  const shape = allowed.shape;
+  // Checked before anything is allocated: a subgraph's entry checks its child's input each time.
+  let fits = true;
+  for (const key in input)
+    if (Object.hasOwn(input, key) && !Object.hasOwn(shape, key)) fits = false;
+  if (fits) return;
+  const inputs = Object.keys(shape);
+  const extra = Object.keys(input).filter((key) => !Object.hasOwn(shape, key));
   throw new WaymarkError(
     'INPUT_NOT_ALLOWED',
     `the input of ${who} sets ${extra.map((f) => `"${f}"`).join(', ')}, which ${extra.length === 1 ? 'is' : 'are'} not among its inputs [${inputs.join(', ')}]`,
@@ -78,6 +83,25 @@ export function outputOf(
   for (const key of Object.keys(output.shape))
     if (Object.hasOwn(state, key)) picked[key] = state[key];
   return Object.freeze(picked);
+}
+
+/**
+ * The state as a caller sees it: without the private fields the graph's subgraphs keep their
+ * state in while they run (`@review`), which are the runtime's, not the graph's.
+ *
+ * @example
+ * publicState(g, snapshot.state); // { text: 'x', verdict: 'accept' }, no '@review'
+ */
+export function publicState(
+  graph: Pick<CompiledGraph, 'def'>,
+  state: Readonly<Record<string, unknown>>,
+): Readonly<Record<string, unknown>> {
+  const subgraphs = graph.def.subgraphs;
+  if (subgraphs === undefined || !subgraphs.some((s) => Object.hasOwn(state, s.slot))) return state;
+  const slots = new Set(subgraphs.map((s) => s.slot));
+  const seen: Record<string, unknown> = {};
+  for (const key of Object.keys(state)) if (!slots.has(key)) seen[key] = state[key];
+  return Object.freeze(seen);
 }
 
 const shared = new WeakMap<z.ZodObject, boolean>();

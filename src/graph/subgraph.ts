@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { CompiledGraph, Inline } from './compiled.js';
 import type { Reducer } from './reducers.js';
 import { outputOf, startState } from './run-input.js';
@@ -62,6 +63,13 @@ export interface SubgraphEntry {
 /** The private field of the enclosing state a subgraph's state lives in while it runs. */
 export const slotOf = (name: string) => `@${name}`;
 
+/**
+ * The schema of a slot: none to speak of. What a slot receives was made by the step (an entry's
+ * child state, parsed as a run's input; an exit's clearing) or parsed by the child's own field
+ * schemas where the child's node ran, so the parent's parse passes it through as it is.
+ */
+export const slotSchema = z.unknown();
+
 /** The node that applies a subgraph's output mapping when its child reaches END. */
 export const exitOf = (name: string) => `${name}/__end__`;
 
@@ -87,11 +95,17 @@ export function sameNames(fields: readonly string[]): Record<string, string> {
 export function entryOf(entry: SubgraphEntry): Inline {
   const { def, child, input } = entry;
   const record = def.input === 'function' ? undefined : def.input;
+  const who = `subgraph "${def.name}"`;
   return {
     scope: 'enter',
+    slot: def.slot,
+    capped: false,
     fn: (state, branch) => {
       const given = input !== undefined ? input(state, branch) : pick(state, record!);
-      return { [def.slot]: { set: startState(child, given, `subgraph "${def.name}"`) } };
+      // Set, not a computed key in a literal: that is a slow path in V8.
+      const update: Record<string, unknown> = {};
+      update[def.slot] = { set: startState(child, given, who) };
+      return update;
     },
   };
 }
@@ -103,15 +117,36 @@ export function entryOf(entry: SubgraphEntry): Inline {
 export function leaveOf(entry: SubgraphEntry): Inline {
   const { def, child, output } = entry;
   const record = def.output === 'function' ? undefined : def.output;
+  // The record's `[parentField, childField]` pairs whose child field is one the child hands back.
+  const outputs = new Set(outputFields(child));
+  const handed = record && Object.entries(record).filter(([, source]) => outputs.has(source));
+  let capped = false;
+  for (const node of child.nodes.values()) if (node.cap !== Number.POSITIVE_INFINITY) capped = true;
   return {
     scope: 'leave',
+    slot: def.slot,
+    capped,
     fn: (state) => {
-      const out = outputOf(child, (state[def.slot] ?? {}) as State);
-      const update = output !== undefined ? output(out) : pick(out, record!);
-      return { ...(update as object | undefined), [def.slot]: { set: null } };
+      const childState = (state[def.slot] ?? {}) as State;
+      const made: Record<string, unknown> = {};
+      if (output === undefined) {
+        // A record reads the child's output fields straight from its state: the same fields
+        // as picking the output first, without the object in between.
+        for (const [target, source] of handed!)
+          if (Object.hasOwn(childState, source)) made[target] = childState[source];
+      } else {
+        const update = output(outputOf(child, childState)) as State | undefined;
+        // Copied key by key: adding a key to a spread of an unfrozen object is a slow path in V8.
+        for (const key in update) if (Object.hasOwn(update, key)) made[key] = update[key];
+      }
+      made[def.slot] = cleared;
+      return made;
     },
   };
 }
+
+// What an exit sets its slot to: one frozen object for every exit.
+const cleared = Object.freeze({ set: null });
 
 /** The function a subgraph's entry and exit stand for: the step applies their mapping instead. */
 export const mappedInline: NodeFn<unknown, unknown> = () => {
@@ -124,19 +159,24 @@ export const mappedInline: NodeFn<unknown, unknown> = () => {
  * each ran the child folds their slot updates like any other field's.
  */
 export function slotReducer(child: CompiledGraph): Reducer {
+  const reducers = child.reducers;
   return {
     name: `subgraph(${child.name})`,
     apply(current: State | null, update: { set?: State | null; merge?: State }) {
       if ('set' in update) return update.set ?? null;
       const next: Record<string, unknown> = { ...current };
       const fields = update.merge ?? {};
+      if (reducers.size === 0) {
+        for (const key in fields) next[key] = fields[key];
+        return Object.freeze(next);
+      }
       for (const key in fields) {
-        const reducer = child.reducers.get(key);
+        const reducer = reducers.get(key);
         next[key] = reducer === undefined ? fields[key] : reducer.apply(next[key], fields[key]);
       }
       // Frozen here, field by field where a child reducer made a new value, so the merge's deep
       // freeze stops at once instead of walking the child's whole state again.
-      for (const key in fields) if (child.reducers.has(key)) frozen(next[key]);
+      for (const key in fields) if (reducers.has(key)) frozen(next[key]);
       return Object.freeze(next);
     },
     replaces: (update: { set?: unknown }) => 'set' in update,

@@ -1,5 +1,5 @@
 import type { CompiledGraph } from '../graph/compiled.js';
-import { outputOf } from '../graph/run-input.js';
+import { outputOf, publicState } from '../graph/run-input.js';
 import type { Snapshot } from './core/snapshot.js';
 import type { RunResult } from './run-types.js';
 import type { Trace } from './trace.js';
@@ -13,12 +13,14 @@ import type { Trace } from './trace.js';
 export function resultOf(
   snapshot: Snapshot,
   trace: Trace,
-  graph?: Pick<CompiledGraph, 'output'>,
+  graph?: Pick<CompiledGraph, 'output' | 'def'>,
 ): RunResult {
+  // A subgraph's private slot is the runtime's working space, not part of what the run hands back.
+  const state = graph === undefined ? snapshot.state : publicState(graph, snapshot.state);
   const base = {
     runId: snapshot.runId,
-    state: snapshot.state,
-    output: graph === undefined ? snapshot.state : outputOf(graph, snapshot.state),
+    state,
+    output: graph === undefined ? state : outputOf(graph, state),
     trace,
     errors: snapshot.errors,
     steps: snapshot.steps,

@@ -14,11 +14,15 @@ import { Orchestrator } from './orchestrator.js';
 import { defaultLeaseMs, takeRun } from './ownership.js';
 import type { ResumeOptions } from './resume.js';
 import { reuseIndex } from './reuse.js';
+import { reenter, rewindTarget } from './rewind-target.js';
 import type { RunResult } from './run-types.js';
 
 /** Options of {@link rewind}. */
 export interface RewindOptions extends ResumeOptions {
-  /** The node to run again: the new run starts from the checkpoint just before its last activation. */
+  /**
+   * The node to run again: the new run starts from the checkpoint just before its last
+   * activation. A subgraph's node runs its child again from the child's first node.
+   */
   readonly to: string;
   /** State fields to change at that checkpoint, through their reducers: the editor's note. */
   readonly update?: Readonly<Record<string, unknown>>;
@@ -60,6 +64,8 @@ export async function rewind<S, I, O = S>(
   }
   if (!g.nodes.has(options.to))
     throw refuse('OPTIONS_INVALID', `graph "${g.name}" has no node "${options.to}"`);
+  // A subgraph's node runs its child again from the child's first node.
+  const to = rewindTarget(g, options.to);
 
   const first = await store.snapshotAt(runId, 0);
   let snapshot = decodeSnapshot(g, first!.data, runId);
@@ -68,19 +74,23 @@ export async function rewind<S, I, O = S>(
   for (const stored of await store.events(runId)) {
     const next = step(g, snapshot, decodeEvent(stored.event, runId, stored.seq)).snapshot;
     const had = new Set(snapshot.pending.map((a) => a.id));
-    if (next.pending.some((a) => a.node === options.to && !had.has(a.id))) before = next;
+    if (next.pending.some((a) => a.node === to && !had.has(a.id))) before = next;
     snapshot = next;
   }
   if (before === undefined)
     throw refuse('OPTIONS_INVALID', `run "${runId}" never reached node "${options.to}"`);
-  if (
-    options.update !== undefined &&
-    before.pending.some((a) => a.node === options.to && a.branch)
-  ) {
+  if (options.update !== undefined && before.pending.some((a) => a.node === to && a.branch)) {
     throw refuse(
       'OPTIONS_INVALID',
       `"${options.to}" ran inside a branch; rewind with an update needs a node on the main path`,
     );
+  }
+
+  let state = applyFields(g, before.state, options.update, 'the rewind update');
+  // Into a subgraph with a note: the child starts from the input the noted state maps to.
+  if (options.update !== undefined && to !== options.to) {
+    const first = before.pending.find((a) => a.node === to)!;
+    state = reenter(g, options.to, first, state);
   }
 
   const clock = options.clock ?? systemClock;
@@ -89,7 +99,7 @@ export async function rewind<S, I, O = S>(
     status: 'running',
     runId: id,
     graph: before.graph,
-    state: applyFields(g, before.state, options.update, 'the rewind update'),
+    state,
     // Fresh attempts, and waits asked again under the new run's request ids.
     pending: before.pending.map((a) =>
       a.waiting === undefined

@@ -30,9 +30,19 @@ describe('a subgraph run as one node', () => {
   it("keeps the child's private fields out of the parent: its slot is cleared when it ends", async () => {
     const result = await run(postGraph(), { text: 'short' });
 
-    expect(result.state['@review' as keyof typeof result.state]).toBeNull();
+    // The slot is the runtime's working space: the result shows the parent's fields only.
+    expect(Object.keys(result.state).sort()).toEqual(['log', 'published', 'text', 'verdict']);
+    expect(result.output).toEqual(result.state);
     expect(JSON.stringify(result.state)).not.toContain('kept inside');
     expect(result.state.verdict).toBe('reject');
+  });
+
+  it("does not show a child's state in the result of a run waiting inside it", async () => {
+    const result = await run(askGraph(), { text: 'post' });
+
+    expect(result.status).toBe('waiting');
+    expect(Object.keys(result.state).sort()).toEqual(['result', 'text']);
+    expect(JSON.stringify(result)).not.toContain('post!');
   });
 
   it('follows the child router under the path: the activation ids carry it', async () => {
@@ -471,18 +481,63 @@ describe.each(stores)('durability inside a subgraph, with the %s store', (_name,
     expect(second.state).toMatchObject({ verdict: 'accept', log: ['read', 'scored', 'accepted'] });
   });
 
-  it("refuses a rewind to the subgraph's own node, which is no step: its first child node is", async () => {
+  it("rewinding to the subgraph's own node runs its child again from the child's first node", async () => {
     const store = makeStore();
     const g = postGraph();
     await run(g, { text: 'one two three' }, { store, runId: 'first' });
 
-    const refused = await rewind(store, g, 'first', { to: 'review' }).catch(
-      (e: { code: string }) => e.code,
-    );
+    const whole = await rewind(store, g, 'first', { to: 'review', runId: 'whole' });
     const first = await rewind(store, g, 'first', { to: 'review/read', runId: 'again' });
 
-    expect(refused).toBe('OPTIONS_INVALID');
-    expect(first.trace.path).toEqual(['review/read', 'review/score', 'review/accept', 'publish']);
+    expect(whole.status).toBe('succeeded');
+    // The same as a rewind to the child's first node: the node before the subgraph is not run.
+    expect(whole.trace.path).toEqual(['review/read', 'review/score', 'review/accept', 'publish']);
+    expect(whole.trace.path).toEqual(first.trace.path);
+    expect(whole.state).toEqual(first.state);
+  });
+
+  it("maps the child's input again from a rewind's update when rewinding to the subgraph", async () => {
+    const store = makeStore();
+    const calls: Calls = {};
+    const g = postGraph(calls);
+    await run(g, { text: 'one two three' }, { store, runId: 'first' });
+
+    const noted = await rewind(store, g, 'first', {
+      to: 'review',
+      update: { text: 'short' },
+      runId: 'noted',
+    });
+
+    // The child read the noted draft: one word, rejected; prep, before the subgraph, did not run.
+    expect(noted.trace.path).toEqual(['review/read', 'review/score', 'review/reject', 'publish']);
+    expect(noted.state).toMatchObject({ text: 'short', verdict: 'reject', published: false });
+    expect(calls.prep).toBe(1);
+  });
+
+  it("refuses a rewind's update from which the child's input cannot be made", async () => {
+    const Child = z.object({ draft: z.string().min(3), seen: z.string().default('') });
+    const child = graph('strict', { state: Child })
+      .node('see', (s) => ({ seen: s.draft }), { reads: ['draft'], writes: ['seen'] })
+      .edge('see', END)
+      .entry('see')
+      .compile();
+    const Parent = z.object({ text: z.string(), seen: z.string().default('') });
+    const g = graph('parent', { state: Parent })
+      .subgraph('strict', child, { input: { draft: 'text' }, output: { seen: 'seen' } })
+      .edge('strict', END)
+      .entry('strict')
+      .compile();
+    const store = makeStore();
+    await run(g, { text: 'long enough' }, { store, runId: 'first' });
+
+    const refused = await rewind(store, g, 'first', { to: 'strict', update: { text: 'no' } }).catch(
+      (e: { code: string; message: string }) => e,
+    );
+
+    expect(refused).toMatchObject({ code: 'OPTIONS_INVALID' });
+    expect((refused as { message: string }).message).toContain(
+      'cannot enter subgraph "strict" again',
+    );
   });
 
   it('reuses recorded outputs of child nodes by input hash in a later run', async () => {

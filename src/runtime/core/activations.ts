@@ -62,3 +62,18 @@ export function withoutNotBefore(activation: Activation): Activation {
   const { notBefore: _n, ...rest } = activation;
   return rest;
 }
+
+/**
+ * Whether nothing can happen until someone answers: every pending activation waits for a
+ * person, is paused at a breakpoint or is kept blocked for a resume, and one at least waits or
+ * is paused. The run is then `waiting`, and no process needs to stay.
+ *
+ * @example
+ * if (status === 'running' && onlyWaiting(pending)) status = 'waiting';
+ */
+export function onlyWaiting(pending: readonly Activation[]): boolean {
+  return (
+    pending.every((a) => a.waiting !== undefined || a.blocked !== undefined || a.paused === true) &&
+    pending.some((a) => a.waiting !== undefined || a.paused === true)
+  );
+}

@@ -1,6 +1,7 @@
 import type { ErrorCode } from '../../error/codes.js';
 import { type ErrorValue, errorValue, provenance } from '../../error/error-value.js';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
+import { slotSchema } from '../../graph/subgraph.js';
 import { callUser, messageOf } from './call-user.js';
 import { deepFreeze } from './freeze.js';
 import { scopedUpdate } from './scope.js';
@@ -63,6 +64,12 @@ export function parseUpdate(graph: CompiledGraph, node: RuntimeNode, update: unk
       );
     }
     const value = (update as Record<string, unknown>)[key];
+    // A slot's schema takes anything as it is: skipping it spares each subgraph entry's and
+    // exit's update a round through zod.
+    if (schema === slotSchema) {
+      fields[key] = deepFreeze(value);
+      continue;
+    }
     // A refinement or a transform is user code: it may throw instead of reporting an issue.
     const called = callUser(() => schema.safeParse(value));
     if (!called.ok) {

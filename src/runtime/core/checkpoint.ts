@@ -1,6 +1,6 @@
 import type { ErrorValue } from '../../error/error-value.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
-import type { RunLimits, RunStatus, Snapshot } from './snapshot.js';
+import type { RunEvent, RunLimits, RunStatus, Snapshot } from './snapshot.js';
 
 // Where checkpoints begin; the transitions from there, resuming included, are step.ts.
 
@@ -90,4 +90,28 @@ export function snapshotOf(
     spent: p.spent,
     quarantine: p.quarantine,
   };
+}
+
+/**
+ * The run limits a resume carries on with: its event's deadline (null clears it) and step limit
+ * replace the checkpoint's; the rest stay.
+ *
+ * @example
+ * resumedLimits(limits, { type: 'resumed', maxSteps: 500 }); // { ...limits, maxSteps: 500 }
+ */
+export function resumedLimits(
+  limits: RunLimits,
+  event: Extract<RunEvent, { type: 'resumed' }>,
+): RunLimits {
+  let next = limits;
+  if (event.deadlineAt !== undefined) {
+    const { deadlineAt: _d, timeoutMs: _t, ...rest } = next;
+    next = {
+      ...rest,
+      ...(event.deadlineAt !== null && { deadlineAt: event.deadlineAt }),
+      ...(event.timeoutMs !== undefined && { timeoutMs: event.timeoutMs }),
+    };
+  }
+  if (event.maxSteps !== undefined) next = { ...next, maxSteps: event.maxSteps };
+  return next;
 }

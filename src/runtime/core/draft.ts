@@ -26,6 +26,8 @@ export interface Draft {
   fanOuts: Record<string, FanOut>;
   /** Fan-outs already copied in this transition: edited in place from then on (copy on write). */
   readonly editing: Set<string>;
+  /** Branches and branch visit tables this transition made: changed in place from then on. */
+  readonly made: Set<object>;
   pending: Activation[];
   readonly running: boolean;
   enqueue(node: string, parent: string | null, how?: Scheduling): void;

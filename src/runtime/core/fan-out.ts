@@ -106,11 +106,36 @@ export function settleAgain(d: Draft, id: string): void {
   if (!settle(d, id)) startQueued(d, id);
 }
 
-/** Replaces one branch of an open fan-out. */
-export function setBranch(d: Draft, ref: BranchRef, patch: Partial<Branch>): void {
+/** Replaces one branch of an open fan-out with its state, updates or visits changed. */
+export function setBranch(
+  d: Draft,
+  ref: BranchRef,
+  patch: Partial<Pick<Branch, 'state' | 'updates' | 'visits'>>,
+): void {
   const fanOut = edit(d, ref.fanOut);
-  fanOut.branches[ref.index] = { ...fanOut.branches[ref.index]!, ...patch };
+  const b = fanOut.branches[ref.index]!;
+  // A branch this transition made is its own until the snapshot is made: changed in place, so
+  // a step that schedules, applies and moves on in one branch copies it once, not each time.
+  if (d.made.has(b)) {
+    const own = b as MutableBranch;
+    if (patch.state !== undefined) own.state = patch.state;
+    if (patch.updates !== undefined) own.updates = patch.updates;
+    if (patch.visits !== undefined) own.visits = patch.visits;
+    return;
+  }
+  // Spelled out, in the fields' order: merging two spreads is a slow path in V8.
+  const next: MutableBranch = {
+    status: b.status,
+    state: patch.state ?? b.state,
+    updates: patch.updates ?? b.updates,
+    visits: patch.visits ?? b.visits,
+  };
+  if (b.error !== undefined) next.error = b.error;
+  fanOut.branches[ref.index] = next;
+  d.made.add(next);
 }
+
+type MutableBranch = { -readonly [K in keyof Branch]: Branch[K] };
 
 type Editable = { -readonly [K in keyof FanOut]: FanOut[K] } & {
   branches: Branch[];

@@ -7,6 +7,8 @@ export function deepFreeze<T>(value: T): T {
   // Typed arrays cannot be frozen; they pass through as they are.
   if (ArrayBuffer.isView(value)) return value;
   Object.freeze(value);
-  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  // A list by index: its keys as strings would be allocated only to be walked.
+  if (Array.isArray(value)) for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+  else for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
   return value;
 }

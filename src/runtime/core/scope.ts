@@ -31,8 +31,12 @@ export function scopedUpdate(node: RuntimeNode, fields: State): State {
   const path = node.scope?.path;
   if (path === undefined) return fields;
   let update = fields;
-  for (let i = path.length - 1; i >= 0; i--)
-    update = Object.freeze({ [path[i]!]: Object.freeze({ merge: update }) });
+  for (let i = path.length - 1; i >= 0; i--) {
+    // Set, not a computed key in a literal: that is a slow path in V8, taken on every child step.
+    const wrapped: Record<string, unknown> = {};
+    wrapped[path[i]!] = Object.freeze({ merge: update });
+    update = Object.freeze(wrapped);
+  }
   return update;
 }
 
@@ -66,4 +70,32 @@ export function outerScope(
   const scope = activation.scope;
   if (node.inline?.scope !== 'leave' || scope === undefined) return scope;
   return scope.length > 1 ? scope.slice(0, -1) : undefined;
+}
+
+/**
+ * A branch's updates with `fields` appended. At the exit of a subgraph of the branch's own graph,
+ * the child's updates before it (those that touch only its slot) are dropped: the exit empties
+ * the slot, so a join, or a checkpoint's reload, merging them would only make what the exit
+ * replaces. A branch that ran a child then merges like one that ran a node.
+ *
+ * @example
+ * branchUpdates(exitNode, [{ '@review': { set: child } }], { out: [1], '@review': { set: null } });
+ * // [{ out: [1], '@review': { set: null } }]
+ */
+export function branchUpdates(
+  node: RuntimeNode,
+  updates: readonly State[],
+  fields: State,
+): State[] {
+  const inline = node.inline;
+  if (inline?.scope !== 'leave' || node.scope !== undefined) return [...updates, fields];
+  const kept: State[] = [];
+  for (const update of updates) if (!onlyTouches(update, inline.slot)) kept.push(update);
+  kept.push(fields);
+  return kept;
+}
+
+function onlyTouches(update: State, field: string): boolean {
+  for (const key in update) if (key !== field) return false;
+  return true;
 }

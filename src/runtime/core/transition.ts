@@ -1,0 +1,592 @@
+import type { ErrorClass, ErrorCode } from '../../error/codes.js';
+import { type ErrorValue, errorValue } from '../../error/error-value.js';
+import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
+import { END } from '../../graph/end.js';
+import { blocked, onlyWaiting, where } from './activations.js';
+import { answerUpdate, askWait } from './answer-update.js';
+import { mergeFields, parseUpdate, refusalError } from './apply-update.js';
+import { booked } from './attempt-report.js';
+import { resumedLimits, snapshotOf, stampOf } from './checkpoint.js';
+import type { ResumeDraft, Scheduling } from './draft.js';
+import { branchFailed, branchSucceeded, openFanOut, setBranch } from './fan-out.js';
+import { inlineUpdate } from './inline.js';
+import { nextAttempt, retries } from './retry.js';
+import { routeOf } from './route.js';
+import { branchUpdates, outerScope, scheduling } from './scope.js';
+import type {
+  Activation,
+  AttemptReport,
+  Blocked,
+  BranchRef,
+  Command,
+  FanOut,
+  Outcome,
+  RunEvent,
+  RunLimits,
+  RunStatus,
+  Snapshot,
+  StepResult,
+} from './snapshot.js';
+import { capKeyOf, withoutCaps } from './visits.js';
+
+type State = Snapshot['state'];
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * The working copy of one transition; `step` builds one, mutates it, and freezes the result.
+ * Its public members are the {@link Draft} the fan-out rules work on; only `step` (step.ts)
+ * makes one, and it is not exported from the package.
+ *
+ * @example
+ * const t = new Transition(graph, snapshot); t.complete(event); return t.result();
+ */
+export class Transition implements ResumeDraft {
+  readonly graph: CompiledGraph;
+  readonly #before: Snapshot;
+  state: State;
+  pending: Activation[];
+  fanOuts: Record<string, FanOut>;
+  readonly editing = new Set<string>();
+  readonly made = new Set<object>();
+  #visits: Snapshot['visits'];
+  // Whether #visits is this transition's own copy yet (copy on write, as for fan-outs): a
+  // transition that admits many activations (a map opening) copies the table once.
+  #visitsOwned = false;
+  #steps: number;
+  #errors: Snapshot['errors'];
+  #spent: Snapshot['spent'];
+  #quarantine: Snapshot['quarantine'];
+  #limits: RunLimits;
+  #stamp: Snapshot['graph'];
+  #status: RunStatus = 'running';
+  #error: ErrorValue | undefined;
+  #outcome: Outcome | undefined;
+  #pausingAfter = false;
+  readonly #commands: Command[] = [];
+
+  constructor(graph: CompiledGraph, snapshot: Snapshot) {
+    this.graph = graph;
+    this.#before = snapshot;
+    this.state = snapshot.state;
+    this.pending = snapshot.pending.slice();
+    this.fanOuts = snapshot.fanOuts;
+    this.#visits = snapshot.visits;
+    this.#steps = snapshot.steps;
+    this.#errors = snapshot.errors;
+    this.#spent = snapshot.spent;
+    this.#quarantine = snapshot.quarantine;
+    this.#limits = snapshot.limits;
+    this.#stamp = snapshot.graph;
+  }
+
+  get running(): boolean {
+    return this.#status === 'running';
+  }
+
+  /** Books what an attempt reported into the run's spend and quarantine. */
+  #report(activation: Activation, report: AttemptReport, booksQuarantine: boolean): void {
+    const books = { spent: this.#spent, quarantine: this.#quarantine };
+    ({ spent: this.#spent, quarantine: this.#quarantine } = booked(
+      books,
+      activation,
+      report,
+      booksQuarantine,
+    ));
+  }
+
+  /** Schedules a new activation of `node`, unless a cap or the step limit stops it. */
+  enqueue(node: string, parent: string | null, how: Scheduling = {}): void {
+    if (this.#status !== 'running') return;
+    const target = this.#node(node);
+    const { branch } = how;
+    const id = branch === undefined ? this.#mainId(target) : this.#branchId(branch, node);
+    const { scope } = how;
+    // Set field by field, in this order: conditional spreads into a literal are a slow path.
+    const activation: Mutable<Activation> = { id, node, attempt: 1, parent };
+    if (how.cause !== undefined) activation.error = how.cause;
+    if (branch !== undefined) activation.branch = branch;
+    if (scope !== undefined) activation.scope = scope;
+    if (how.join !== undefined) activation.join = how.join;
+    this.#admit(target, activation, how.cause?.code !== 'VISIT_CAP');
+  }
+
+  /**
+   * Lets a new activation in, or stops it at its node's visit cap or the run's step limit. A
+   * stopped activation that nothing handles is kept, blocked, so that a resume (under a graph
+   * with a raised cap, say) admits it again instead of finding nothing to run.
+   */
+  #admit(target: RuntimeNode, activation: Activation, mayRoute: boolean): void {
+    const { node, id } = activation;
+    const visit = target.repeats ? (this.#visits[node] ?? 0) + 1 : 1;
+    // Inside a subgraph a cap counts per entry of the child (each run of it gets its cap), under
+    // its own key; the run-wide count above still numbers the activations.
+    const capKey =
+      activation.scope === undefined || target.cap === Number.POSITIVE_INFINITY
+        ? undefined
+        : capKeyOf(activation.scope, node);
+    const counted = capKey === undefined ? visit : (this.#visits[capKey] ?? 0) + 1;
+    if (counted > target.cap) {
+      const message = `node "${node}" reached its visit cap of ${target.cap} after ${this.#steps} steps`;
+      const error = errorValue({ node, activation: id, attempt: 0 }, 'VISIT_CAP', 'cap', message, {
+        cap: target.cap,
+        steps: this.#steps,
+      });
+      // An onError route that runs into a cap again (a capped node routing errors to itself)
+      // would recurse without end: the second cap in a row is not routed again.
+      this.#block(target, activation, 'enqueue', error, mayRoute);
+      return;
+    }
+    if (this.#steps >= this.#limits.maxSteps) {
+      const message = `the run reached its limit of ${this.#limits.maxSteps} steps before "${node}"`;
+      const error = errorValue({ node, activation: id, attempt: 0 }, 'STEP_LIMIT', 'cap', message);
+      this.pending.push(blocked(activation, 'enqueue'));
+      this.#finish('failed', error);
+      return;
+    }
+    // A wait is admitted once its prompt could be asked; a prompt that throws blocks it, and
+    // its visit is not counted, so a resume admits it again under the same id.
+    const admitted = target.wait === undefined ? activation : this.#asked(target, activation);
+    if (admitted === undefined) return;
+    // A node that runs at most once is visit 1 by construction: not counting it keeps the copy
+    // below as small as the set of looping nodes, instead of growing along a chain.
+    if (target.repeats) {
+      const visits = this.#ownVisits();
+      visits[node] = visit;
+      if (capKey !== undefined) visits[capKey] = counted;
+    }
+    if (admitted.waiting === undefined && this.#pauses(admitted)) {
+      this.pending.push({ ...admitted, paused: true });
+      return;
+    }
+    if (target.inline !== undefined) {
+      this.#inline(target, admitted);
+      return;
+    }
+    this.pending.push(admitted);
+    this.#commands.push(
+      admitted.waiting === undefined
+        ? { type: 'execute', activation: admitted }
+        : { type: 'wait', activation: admitted },
+    );
+  }
+
+  /** Whether a breakpoint stops this activation before it starts. */
+  #pauses(activation: Activation): boolean {
+    return this.#pausingAfter || this.#limits.pauseBefore?.includes(activation.node) === true;
+  }
+
+  complete(event: Extract<RunEvent, { type: 'completed' }>): void {
+    const index = this.#pendingIndex(event.activation, event.attempt);
+    if (index === -1) return;
+    const activation = this.pending[index]!;
+    if (activation.waiting !== undefined) return;
+    if (event.usage !== undefined || event.quarantine !== undefined)
+      this.#report(activation, event, true);
+    let fields = event.update as State | undefined;
+    // Events stored before store format 3 carry the node's raw return: parsed here, as then.
+    if (event.unparsed) {
+      const node = this.#node(activation.node);
+      const parsed = parseUpdate(this.graph, node, event.update);
+      if (!parsed.ok) {
+        this.fail(activation.id, refusalError(where(activation), parsed), undefined, undefined);
+        return;
+      }
+      fields = parsed.fields;
+    }
+    this.#apply(index, activation, fields);
+  }
+
+  /** Applies a person's answer as the node's update. */
+  answer(event: Extract<RunEvent, { type: 'answered' }>): void {
+    const index = this.pending.findIndex((a) => a.id === event.activation);
+    const activation = this.pending[index];
+    if (activation?.waiting === undefined) return;
+    let fields = event.update as State | undefined;
+    // Answers stored before store format 3 carry no update: it is computed here, as then.
+    if (!('update' in event)) {
+      const made = answerUpdate(this.graph, activation, event.answer, this.state, this.fanOuts);
+      if (!made.ok) {
+        this.fail(activation.id, made.error, undefined, undefined);
+        return;
+      }
+      fields = made.fields;
+    }
+    this.#apply(index, activation, fields);
+  }
+
+  /**
+   * Applies an inline node (a subgraph's entry or exit) in this transition: its mapping's update
+   * is merged like a completion's, without an attempt, a step or an outcome of its own (the
+   * outcome stays the event's). A mapping that fails fails the node as a body would.
+   */
+  #inline(node: RuntimeNode, activation: Activation): void {
+    // Leaving a child: the caps it counted are spent with it.
+    if (node.inline!.capped) this.#forgetCaps(activation.scope);
+    const made = inlineUpdate(this.graph, node, activation, this.state, this.fanOuts);
+    if (made.ok) {
+      this.#apply(-1, activation, made.fields, true);
+      return;
+    }
+    // Pending while it fails, as a body's activation: a resume applies it again.
+    this.pending.push(activation);
+    this.#failFor(node, activation, made.error);
+  }
+
+  /** Drops the per-entry cap counts of the child run `scope` ends in. */
+  #forgetCaps(scope: readonly string[] | undefined): void {
+    const visits = withoutCaps(this.#visits, scope);
+    if (visits === this.#visits) return;
+    this.#visits = visits;
+    this.#visitsOwned = true;
+  }
+
+  /**
+   * Merges a completed activation's fields into its scope, then moves on from it. `index` is its
+   * place in pending; -1 for an inline node's, which is never pending unless it fails.
+   */
+  #apply(index: number, activation: Activation, fields: State | undefined, inline = false): void {
+    const node = this.#node(activation.node);
+    const { branch } = activation;
+    const before =
+      branch === undefined ? undefined : this.fanOuts[branch.fanOut]!.branches[branch.index]!;
+    const scope = before === undefined ? this.state : before.state;
+    let state = scope;
+    if (fields !== undefined) {
+      const merged = mergeFields(this.graph, scope, fields);
+      if (!merged.ok) {
+        // The node did its work; its update cannot be applied: a bug in a reducer, which a
+        // retry of the node would not fix. Its activation stays pending for a resume.
+        const error = refusalError(where(activation), merged);
+        if (!inline) this.#outcome = { activation, status: 'failed', error, retrying: false };
+        if (index === -1) this.pending.push(activation);
+        this.#failFor(node, activation, error);
+        return;
+      }
+      state = merged.state;
+    }
+    if (before === undefined) this.state = state;
+    else if (fields !== undefined) {
+      setBranch(this, branch!, { state, updates: branchUpdates(node, before.updates, fields) });
+    }
+    if (index !== -1) this.pending.splice(index, 1);
+    if (!inline) {
+      this.#steps++;
+      this.#outcome = { activation, status: 'succeeded', retrying: false };
+    }
+    // A breakpoint after this node: whatever its completion admits waits for a resume.
+    this.#pausingAfter = this.#limits.pauseAfter?.includes(activation.node) === true;
+    this.#moveOn(node, activation, state);
+    this.#pausingAfter = false;
+  }
+
+  /**
+   * After an activation completed: open its fan-out, or follow its route or edge. What follows
+   * a subgraph's entry runs inside the child's scope; what follows its exit, outside it again.
+   */
+  #moveOn(node: RuntimeNode, activation: Activation, state: State): void {
+    const scope =
+      node.inline?.scope === 'enter'
+        ? activation.scope === undefined
+          ? [activation.id]
+          : [...activation.scope, activation.id]
+        : outerScope(node, activation);
+    if (node.fanOut !== undefined) {
+      openFanOut(this, node.fanOut, activation, scope);
+      return;
+    }
+    const next = this.#route(node, activation, state);
+    if (next === undefined || !this.running) return;
+    const { branch } = activation;
+    if (branch !== undefined && next === this.fanOuts[branch.fanOut]!.join) {
+      branchSucceeded(this, branch);
+    } else if (next !== END) {
+      this.enqueue(next, activation.id, scheduling(branch, scope));
+    }
+  }
+
+  fail(
+    id: string,
+    error: ErrorValue,
+    attempt: number | undefined,
+    at: number | undefined,
+    report?: AttemptReport,
+  ): void {
+    const index = this.#pendingIndex(id, attempt);
+    if (index === -1) return;
+    const activation = this.pending[index]!;
+    // A waiting activation fails only by its wait's timeout; a blocked one is no attempt.
+    if (activation.blocked !== undefined) return;
+    if (activation.waiting !== undefined && error.code !== 'WAIT_TIMEOUT') return;
+    if (report?.usage !== undefined) this.#report(activation, report, false);
+    const node = this.#node(activation.node);
+    if (retries(node, activation, error)) {
+      const retry = nextAttempt(node, activation, at);
+      this.pending[index] = retry;
+      this.#commands.push({ type: 'execute', activation: retry });
+      this.#outcome = { activation, status: 'failed', error, retrying: true };
+      return;
+    }
+    this.#outcome = { activation, status: 'failed', error, retrying: false };
+    this.#failFor(node, activation, error);
+  }
+
+  /**
+   * A pending activation failed for good: its node's onError route handles it (the activation is
+   * done, as a failure), or its branch fails (the join decides), or the run fails with the
+   * activation still pending, so that a resume tries it again.
+   */
+  #failFor(node: RuntimeNode, activation: Activation, error: ErrorValue, mayRoute = true): void {
+    this.recordError(error);
+    if (node.def.onError !== undefined && mayRoute) {
+      this.#drop(activation.id, true);
+      const how = { ...scheduling(activation.branch, outerScope(node, activation)), cause: error };
+      this.enqueue(node.def.onError, error.activation, how);
+    } else if (activation.branch !== undefined) {
+      // Kept, blocked, while its fan-out is open: if the join carries on without it, it goes when
+      // the fan-out closes; if the join gives up and stops the run, a resume tries it again.
+      if (activation.blocked === undefined) this.#keep(activation.id, 'branch');
+      branchFailed(this, activation.branch, error);
+    } else {
+      this.#finish('failed', error);
+    }
+  }
+
+  /**
+   * A decision that stopped `activation` (a cap, a router, a join): its node's onError route
+   * handles it, or the activation is kept blocked so a resume takes the decision again.
+   */
+  #block(
+    node: RuntimeNode,
+    activation: Activation,
+    kind: 'enqueue' | 'route',
+    error: ErrorValue,
+    mayRoute: boolean,
+  ): void {
+    if (node.def.onError !== undefined && mayRoute) {
+      this.recordError(error);
+      const how = { ...scheduling(activation.branch, outerScope(node, activation)), cause: error };
+      this.enqueue(node.def.onError, error.activation, how);
+      return;
+    }
+    const kept = blocked(activation, kind);
+    this.pending.push(kept);
+    this.#failFor(node, kept, error, false);
+  }
+
+  failFinally(
+    node: RuntimeNode,
+    error: ErrorValue,
+    branch: BranchRef | undefined,
+    scope?: readonly string[],
+  ): void {
+    this.recordError(error);
+    if (node.def.onError !== undefined) {
+      this.enqueue(node.def.onError, error.activation, {
+        ...scheduling(branch, scope),
+        cause: error,
+      });
+    } else if (branch !== undefined) {
+      branchFailed(this, branch, error);
+    } else {
+      this.#finish('failed', error);
+    }
+  }
+
+  recordError(error: ErrorValue): void {
+    this.#errors = [...this.#errors, error];
+  }
+
+  abort(ids: readonly string[]): void {
+    const doomed = new Set(ids);
+    const closed: string[] = [];
+    this.pending = this.pending.filter((a) => {
+      if (!doomed.has(a.id)) return true;
+      if (a.waiting !== undefined) closed.push(a.waiting.requestId);
+      return false;
+    });
+    this.#commands.push({ type: 'abort', activations: ids });
+    if (closed.length > 0) this.#commands.push({ type: 'closeWaits', requestIds: closed });
+  }
+
+  /** Stops the run with the join of a fan-out undecided: a resume settles it again. */
+  blockJoin(fanOut: FanOut, join: RuntimeNode, error: ErrorValue): void {
+    this.pending.push({
+      id: `${fanOut.id}/${join.def.name}`,
+      node: join.def.name,
+      attempt: 0,
+      parent: fanOut.id,
+      blocked: 'settle',
+    });
+    this.recordError(error);
+    this.#finish('failed', error);
+  }
+
+  /** Stops the run; the activations in flight stay pending so a resume can run them again. */
+  stop(
+    status: 'cancelled' | 'timed_out',
+    code: ErrorCode,
+    errorClass: ErrorClass,
+    message: string,
+  ): void {
+    const current = this.pending[0];
+    const node = current?.node ?? this.graph.entry;
+    const where = { node, activation: current?.id ?? `${node}:0`, attempt: current?.attempt ?? 0 };
+    this.#finish(status, errorValue(where, code, errorClass, message));
+    // A cancelled run never moves again: nobody may answer its waits.
+    if (status === 'cancelled') {
+      const open = this.pending.flatMap((a) => (a.waiting ? [a.waiting.requestId] : []));
+      if (open.length > 0) this.#commands.push({ type: 'closeWaits', requestIds: open });
+    }
+  }
+
+  /** What a resume changes besides its pending activations: the stamp, the deadline, the step limit. */
+  resumeUnder(event: Extract<RunEvent, { type: 'resumed' }>): boolean {
+    this.#stamp = stampOf(this.graph);
+    this.#limits = resumedLimits(this.#limits, event);
+    // A failed activation starts a fresh retry budget; an interrupted one keeps its attempt.
+    return this.#before.status === 'failed';
+  }
+
+  admit(activation: Activation): void {
+    this.#admit(this.#node(activation.node), activation, true);
+  }
+
+  moveOn(activation: Activation): void {
+    this.#moveOn(this.#node(activation.node), activation, this.#scopeState(activation));
+  }
+
+  schedule(scheduled: Activation): void {
+    // A resume is what a breakpoint waits for: the paused activation runs now.
+    const { paused: _paused, ...activation } = scheduled;
+    const node = this.#node(activation.node);
+    if (node.inline !== undefined) {
+      this.#inline(node, activation);
+      return;
+    }
+    this.pending.push(activation);
+    this.#commands.push(
+      activation.waiting === undefined
+        ? { type: 'execute', activation }
+        : { type: 'wait', activation },
+    );
+  }
+
+  result(): StepResult {
+    // Blocked entries are kept for a resume, not work: a running run has none but failed
+    // branches of an open fan-out, which closes (dropping them) before the run can finish.
+    if (this.#status === 'running' && this.pending.length === 0) this.#status = 'succeeded';
+    else if (this.#status === 'running' && onlyWaiting(this.pending)) this.#status = 'waiting';
+    const snapshot = snapshotOf(this.#status, this.#error, {
+      runId: this.#before.runId,
+      graph: this.#stamp,
+      state: this.state,
+      pending: this.pending,
+      visits: this.#visits,
+      steps: this.#steps,
+      errors: this.#errors,
+      fanOuts: this.fanOuts,
+      limits: this.#limits,
+      spent: this.#spent,
+      quarantine: this.#quarantine,
+    });
+    const commands = this.#commands;
+    const outcome = this.#outcome;
+    return outcome === undefined ? { snapshot, commands } : { snapshot, commands, outcome };
+  }
+
+  /** A person node's activation with its wait's question asked, or undefined if its prompt threw. */
+  #asked(node: RuntimeNode, activation: Activation): Activation | undefined {
+    const asked = askWait(node, activation, this.#before.runId, this.state, this.fanOuts);
+    if (asked.ok) return asked.activation;
+    this.#block(node, activation, 'enqueue', asked.error, true);
+    return undefined;
+  }
+
+  /** The state an activation sees: its branch's, or the run's. */
+  #scopeState(activation: Activation): State {
+    const ref = activation.branch;
+    return ref === undefined ? this.state : this.fanOuts[ref.fanOut]!.branches[ref.index]!.state;
+  }
+
+  /** The pending index of `id` at `attempt`; -1 for a stale event (gone, or another attempt). */
+  #pendingIndex(id: string, attempt: number | undefined): number {
+    const index = this.pending.findIndex((a) => a.id === id);
+    if (index === -1 || attempt === undefined) return index;
+    return this.pending[index]!.attempt === attempt ? index : -1;
+  }
+
+  /** Marks a pending activation as kept for a resume, not as work in flight. */
+  #keep(id: string, kind: Blocked): void {
+    const index = this.pending.findIndex((a) => a.id === id);
+    if (index !== -1) this.pending[index] = { ...this.pending[index]!, blocked: kind };
+  }
+
+  /** Removes a pending entry that is done; a real activation counts as a step. */
+  #drop(id: string, counts: boolean): void {
+    const index = this.pending.findIndex((a) => a.id === id);
+    if (index === -1) return;
+    const [entry] = this.pending.splice(index, 1);
+    if (counts && entry!.blocked === undefined) this.#steps++;
+  }
+
+  /** The visit table as this transition may change it: copied at the first change. */
+  #ownVisits(): Record<string, number> {
+    if (!this.#visitsOwned) {
+      this.#visits = Object.assign({}, this.#visits);
+      this.#visitsOwned = true;
+    }
+    return this.#visits as Record<string, number>;
+  }
+
+  /** `node:visit` on the main path. */
+  #mainId(target: RuntimeNode): string {
+    const name = target.def.name;
+    return `${name}:${target.repeats ? (this.#visits[name] ?? 0) + 1 : 1}`;
+  }
+
+  /** `fanOut[index]/node:n`, counting visits within the branch so ids do not depend on timing. */
+  #branchId(ref: BranchRef, node: string): string {
+    const branch = this.fanOuts[ref.fanOut]!.branches[ref.index]!;
+    const visit = (branch.visits[node] ?? 0) + 1;
+    if (this.made.has(branch.visits)) {
+      (branch.visits as Record<string, number>)[node] = visit;
+    } else {
+      // Copy then set: a spread with a computed key is a slow path in V8.
+      const visits: Record<string, number> = Object.assign({}, branch.visits);
+      visits[node] = visit;
+      this.made.add(visits);
+      setBranch(this, ref, { visits });
+    }
+    return `${ref.fanOut}[${ref.index}]/${node}:${visit}`;
+  }
+
+  /** The router's choice, the static edge, or undefined after stopping the run. */
+  #route(node: RuntimeNode, activation: Activation, state: State): string | undefined {
+    const routed = routeOf(node, activation, state);
+    if (routed.ok) return routed.target;
+    this.#fatal(activation, routed.error);
+    return undefined;
+  }
+
+  // A broken router is a bug in the graph, not a failure the graph can handle: no onError, and
+  // the run stops (even from inside a branch). The completed activation is kept, blocked, so a
+  // resume under the fixed graph routes it again without running it again.
+  #fatal(activation: Activation, error: ErrorValue): void {
+    this.recordError(error);
+    this.pending.push(blocked(activation, 'route'));
+    this.#finish('failed', error);
+  }
+
+  #finish(status: 'failed' | 'cancelled' | 'timed_out', error: ErrorValue): void {
+    if (this.#status !== 'running') return;
+    this.#status = status;
+    this.#error = error;
+  }
+
+  #node(name: string): RuntimeNode {
+    const node = this.graph.nodes.get(name);
+    if (node === undefined)
+      throw new Error(`waymark internal: node "${name}" is not in graph "${this.graph.name}"`);
+    return node;
+  }
+}
