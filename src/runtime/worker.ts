@@ -10,6 +10,9 @@ import { attemptOf, runTask } from './run-task.js';
 import { TaskFinisher } from './task-finisher.js';
 import type { Telemetry } from './telemetry.js';
 
+// Why a wait for work ends early: one reason for all, not a DOMException made at every wake.
+const woken = new Error('there may be work');
+
 /** Options of a {@link Worker}. */
 export interface WorkerOptions {
   /** Most node bodies running at once in this worker. Default 8. */
@@ -172,7 +175,7 @@ export class Worker {
       if (found || signal.aborted || this.#ended !== ended) continue;
       // One listener per wait, taken off after it (AbortSignal.any would pile up on `signal`).
       const nudge = new AbortController();
-      const wake = () => nudge.abort();
+      const wake = () => nudge.abort(woken);
       signal.addEventListener('abort', wake, { once: true });
       this.#nudges.add(wake);
       await this.#store.waitForWork(pollMs, nudge.signal, notified, kind);
