@@ -7,6 +7,7 @@ import { systemClock } from '../../src/runtime/clock.js';
 import { foldRun } from '../../src/runtime/fold.js';
 import { runTask } from '../../src/runtime/run-task.js';
 import type { WorkClaim } from '../../src/store/store.js';
+import { sampleRun } from '../../src/testing/index.js';
 import {
   describePg,
   dropSchema,
@@ -150,25 +151,45 @@ describePg('a fold commits what it folds in one transaction', () => {
 
   it('a claim reads only the runs that are still going: finished ones, however many, are not scanned', async () => {
     const { pgStatements } = await import('../../src/store/internal/pg-sql.js');
+    // Two thousand finished runs of the claimed graph, older than the three still going: what
+    // a claim of the oldest live runs must not walk through.
+    const finished = Array.from({ length: 2_000 }, (_, i) =>
+      sampleRun(`done-${i}`, { graph: 'g', graphHash: 'h', createdAt: i, status: 'succeeded' }),
+    );
+    await store.createRuns(finished);
+    await store.createRuns(
+      ['a', 'b', 'c'].map((id, i) =>
+        sampleRun(`live-${id}`, { graph: 'g', graphHash: 'h', createdAt: 10_000 + i }),
+      ),
+    );
     // A connection of its own: DEALLOCATE ALL on one of the pool's would drop the statements
     // the store prepared there.
     const client = new pg.Client({ connectionString: pgUrl });
     await client.connect();
     try {
-      // The planner would take a sequential scan of a small table anyway: forbid it, and see
-      // that there is an index the claim can use instead.
-      await client.query('SET enable_seqscan = off');
+      await client.query(`ANALYZE "${schema}".runs`);
+      // The plan a prepared statement settles on after its first executions: one for any values.
+      await client.query('SET plan_cache_mode = force_generic_plan');
       const statements = pgStatements(`"${schema}"`);
       for (const [name, { text }] of [
         ['claim_runs', statements.claimRuns],
         ['claim_and_load', statements.claimAndLoad],
       ] as const) {
         await client.query(`PREPARE ${name} AS ${text}`);
+        await client.query('BEGIN');
         const { rows } = await client.query(
-          `EXPLAIN (FORMAT JSON) EXECUTE ${name}('{g}', '{h}', 8, 'w', NULL, NULL, 1000)`,
+          `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE ${name}('{g}', '{h}', 8, 'w', NULL, NULL, 1000)`,
         );
+        await client.query('ROLLBACK');
         const plan = JSON.stringify(rows[0]['QUERY PLAN']);
-        expect(plan).toContain('"Index Name":"runs_live"');
+        expect(plan).toContain('"Index Name":"runs_claim"');
+        const removed = [...plan.matchAll(/"Rows Removed by Filter":(\d+)/g)].map((m) =>
+          Number(m[1]),
+        );
+        expect(
+          removed.every((n) => n < 100),
+          `rows removed: ${removed}`,
+        ).toBe(true);
       }
     } finally {
       await client.end();

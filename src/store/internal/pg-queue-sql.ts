@@ -50,7 +50,7 @@ export function queueTexts(s: string) {
       UPDATE ${s}.runs r SET lease_epoch = coalesce(r.lease_epoch, 0) + 1, lease_owner = $4,
         lease_host = $5, lease_pid = $6,
         lease_expires_at = ${nowMs} + ceil($7::double precision)::bigint
-      FROM candidates c WHERE r.id = c.cid
+      WHERE r.id = ANY (ARRAY(SELECT cid FROM candidates))
       RETURNING r.id, r.lease_epoch AS epoch, r.lease_expires_at AS expires_at`,
     claimTasks: `WITH ${graphs},
       picked AS (

@@ -120,6 +120,14 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
     `CREATE INDEX runs_live ON ${s}.runs (graph, created_at, id) WHERE status IN ('running', 'waiting');`,
   // 4: watchers of a run wake on NOTIFY when it commits, and only watched runs notify.
   (s) => watchMigration(s, watchChannel(s)),
+  // 5: claims take the oldest live runs first, across the worker's graphs: keyed by graph, the
+  // index of migration 3 gave no such order, and the planner's generic plan walked runs_newest
+  // from the oldest run instead, through every finished one. Keyed by that order, conditioned
+  // on a live status as before (a commit's update stays HOT).
+  (
+    s,
+  ) => `CREATE INDEX runs_claim ON ${s}.runs (created_at, id) WHERE status IN ('running', 'waiting');
+    DROP INDEX ${s}.runs_live;`,
 ];
 
 /** The schema version this code writes: the number of migrations. */

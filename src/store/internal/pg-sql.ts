@@ -125,7 +125,7 @@ function claimAndLoad(s: string): string {
       UPDATE ${s}.runs SET lease_epoch = coalesce(lease_epoch, 0) + 1, lease_owner = $4,
         lease_host = $5, lease_pid = $6,
         lease_expires_at = ${nowMs} + ceil($7::double precision)::bigint
-      FROM candidates WHERE id = cid
+      WHERE id = ANY (ARRAY(SELECT cid FROM candidates))
       RETURNING ${runColumns}),
     snap AS (
       SELECT c.id AS run_id, l.seq, l.data FROM claimed c
