@@ -3,7 +3,7 @@ import type { InboxRecord, Lease, LoadedRun, Store, WorkQueue } from '../store/s
 import type { Clock } from './clock.js';
 import type { Snapshot } from './core/snapshot.js';
 import type { Attempt } from './execute.js';
-import { type Due, FoldBook } from './fold-book.js';
+import { type Booked, type Due, FoldBook } from './fold-book.js';
 import { HeldRun, type Slot } from './held-run.js';
 import type { RunCommitter } from './run-committer.js';
 import { parse } from './values.js';
@@ -75,7 +75,13 @@ export async function foldRun(
       held: new HeldRun(book, next!, slot),
     };
   }
-  const booked = await book.commit(slot === undefined ? undefined : next);
+  let booked: Booked;
+  try {
+    booked = await book.commit(slot === undefined ? undefined : next);
+  } catch (error) {
+    slot?.free();
+    throw error;
+  }
   if (slot !== undefined && booked.kept === undefined) slot.free();
   return {
     committed: booked.committed,

@@ -12,6 +12,9 @@ import {
   type WorkerOptions,
 } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
+import { systemClock } from '../../src/runtime/clock.js';
+import { foldRun } from '../../src/runtime/fold.js';
+import { runTask } from '../../src/runtime/run-task.js';
 import type { Commit } from '../../src/store/store.js';
 import {
   describePg,
@@ -212,5 +215,47 @@ describePg("a worker runs a run's sole next activation itself", () => {
     expect((await inspect(store, g, id)).snapshot.state.log).toEqual(['call 2']);
     const completed = (await store.events(id)).filter((e) => e.event.includes('"completed"'));
     expect(completed).toHaveLength(1);
+  });
+});
+
+describePg('a fold that would hold the run', () => {
+  const pair = graph('held-pair', { state: State, reducers })
+    .node('a', () => ({ log: ['a'] }))
+    .node('b', () => ({ log: ['b'] }), { terminal: true })
+    .edge('a', 'b')
+    .entry('a')
+    .compile();
+  const claim = {
+    owner: 'me',
+    leaseMs: 30_000,
+    graphs: [{ name: pair.name, hash: pair.hash }],
+    limit: 10,
+  };
+
+  it('gives back the slot it took when the run is taken over before its commit', async () => {
+    const runId = await enqueue(store, pair, {}, { runId: 'stolen' });
+    // a's task, run: its attempt waits in the inbox for a fold, which would hold b.
+    for (const lease of await store.claimRuns(claim))
+      await foldRun(store, pair, lease, systemClock);
+    for (const task of await store.claimTasks(claim))
+      await runTask(store, pair, task, {
+        clock: systemClock,
+        signal: new AbortController().signal,
+      });
+    const [claimed] = await store.claimAndLoadRuns(claim);
+    if (claimed === undefined || 'error' in claimed) throw new Error('no fold to claim');
+    // Another process takes the run over (its lease is this one's epoch + 1).
+    await store.acquire(runId, { owner: 'thief', leaseMs: 30_000, takeOver: claimed.lease.epoch });
+    let taken = 0;
+    let freed = 0;
+    const hold = () => {
+      taken++;
+      return { free: () => void freed++ };
+    };
+    await expect(
+      foldRun(store, pair, claimed.lease, systemClock, claimed, { hold }),
+    ).rejects.toMatchObject({ code: 'LEASE_LOST' });
+    expect(taken).toBe(1);
+    expect(freed).toBe(1);
   });
 });
