@@ -25,6 +25,20 @@ afterAll(async () => {
   await pool.end();
 });
 
+// Each test opens the stores it needs; they are closed, and the schema emptied, after it.
+const opened: PostgresStore[] = [];
+function open(): PostgresStore {
+  const store = new PostgresStore({ pool: pool!, schema });
+  opened.push(store);
+  return store;
+}
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  for (const store of opened.splice(0)) await store.close();
+  if (pool !== undefined) await truncate(pool, schema);
+});
+
 function wait(runId: string, requestId: string, openedAt: number): WaitRecord {
   return {
     runId,
@@ -85,18 +99,6 @@ interface Op {
 }
 
 describePg('PostgresStore: a group of commits in one statement', () => {
-  const opened: PostgresStore[] = [];
-  function open(): PostgresStore {
-    const store = new PostgresStore({ pool: pool!, schema });
-    opened.push(store);
-    return store;
-  }
-
-  afterEach(async () => {
-    for (const store of opened.splice(0)) await store.close();
-    await truncate(pool!, schema);
-  });
-
   it('appends every event in order and moves the head to the last; the snapshot lands at the seq it was taken', async () => {
     const store = open();
     await store.createRun(newRun('r1'));
@@ -273,19 +275,6 @@ describePg('PostgresStore: a group of commits in one statement', () => {
 // A worker's runs that stepped together commit in one statement (`commitRuns`), each run fenced
 // on its own; its RunCommitter sends them there and tells a run that did not hold why.
 describePg('PostgresStore: plain groups of many runs in one statement', () => {
-  const opened: PostgresStore[] = [];
-  function open(): PostgresStore {
-    const store = new PostgresStore({ pool: pool!, schema });
-    opened.push(store);
-    return store;
-  }
-
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    for (const store of opened.splice(0)) await store.close();
-    await truncate(pool!, schema);
-  });
-
   /** A held run's last commits: its start and its node, the run done, its lease given up. */
   async function heldGroup(store: PostgresStore, runId: string): Promise<Commit[]> {
     await store.createRun(newRun(runId));

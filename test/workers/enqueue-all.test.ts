@@ -1,35 +1,11 @@
-import { afterAll, beforeAll, beforeEach, expect, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { END, enqueueAll, graph, inspect, Worker } from '../../src/index.js';
-import { PostgresStore } from '../../src/postgres.js';
-import {
-  describePg,
-  dropSchema,
-  schemaName,
-  testPool,
-  truncate,
-} from '../store/fixtures/postgres.js';
+import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 
 // enqueueAll: a batch of runs for the workers in one statement, all or none.
 
-const schema = schemaName();
-let pool: ReturnType<typeof testPool>;
-let store: PostgresStore;
-
-beforeAll(async () => {
-  pool = testPool();
-  store = await PostgresStore.open({ pool, schema });
-});
-beforeEach(async () => {
-  await truncate(pool, schema);
-});
-afterAll(async () => {
-  await store?.close();
-  if (pool !== undefined) {
-    await dropSchema(pool, schema);
-    await pool.end();
-  }
-});
+const db = pgStoreForFile();
 
 const triage = graph('triage-batch', {
   state: z.object({ issue: z.string(), label: z.string().default('') }),
@@ -41,24 +17,26 @@ const triage = graph('triage-batch', {
 
 describePg('enqueueAll', () => {
   it('records every run in one statement, wakes the workers once, and each run ends', async () => {
-    const creates = vi.spyOn(store, 'createRuns');
-    const wakes = vi.spyOn(store, 'wake');
+    const creates = vi.spyOn(db.store, 'createRuns');
+    const wakes = vi.spyOn(db.store, 'wake');
     try {
       const issues = Array.from({ length: 50 }, (_, i) => ({
         issue: i % 2 === 0 ? `crash ${i}` : `how ${i}`,
       }));
-      const ids = await enqueueAll(store, triage, issues, { labels: { batch: 'nightly' } });
+      const ids = await enqueueAll(db.store, triage, issues, { labels: { batch: 'nightly' } });
       expect(ids).toHaveLength(50);
       expect(new Set(ids).size).toBe(50);
       expect(creates).toHaveBeenCalledTimes(1);
       expect(wakes).toHaveBeenCalledTimes(1);
-      expect(await store.listRuns({ labels: { batch: 'nightly' }, limit: 100 })).toHaveLength(50);
+      expect(await db.store.listRuns({ labels: { batch: 'nightly' }, limit: 100 })).toHaveLength(
+        50,
+      );
 
       const stop = new AbortController();
-      const working = new Worker(store, [triage], { pollMs: 50 }).run(stop.signal);
+      const working = new Worker(db.store, [triage], { pollMs: 50 }).run(stop.signal);
       try {
         for (let i = 0; ; i++) {
-          const done = await store.listRuns({ status: 'succeeded', limit: 100 });
+          const done = await db.store.listRuns({ status: 'succeeded', limit: 100 });
           if (done.length === 50) break;
           if (i > 500) throw new Error(`only ${done.length} of 50 runs succeeded`);
           await new Promise((resolve) => setTimeout(resolve, 20));
@@ -67,44 +45,46 @@ describePg('enqueueAll', () => {
         stop.abort();
         await working;
       }
-      expect((await inspect(store, triage, ids[0]!)).snapshot.state.label).toBe('bug');
-      expect((await inspect(store, triage, ids[1]!)).snapshot.state.label).toBe('question');
+      expect((await inspect(db.store, triage, ids[0]!)).snapshot.state.label).toBe('bug');
+      expect((await inspect(db.store, triage, ids[1]!)).snapshot.state.label).toBe('question');
     } finally {
       vi.restoreAllMocks();
     }
   });
 
   it('gives each run the id asked for, in order', async () => {
-    const ids = await enqueueAll(store, triage, [{ issue: 'a' }, { issue: 'b' }], {
+    const ids = await enqueueAll(db.store, triage, [{ issue: 'a' }, { issue: 'b' }], {
       runIds: ['first', 'second'],
     });
     expect(ids).toEqual(['first', 'second']);
-    expect((await store.getRun('second'))?.status).toBe('running');
+    expect((await db.store.getRun('second'))?.status).toBe('running');
   });
 
   it('an input the graph refuses refuses the batch, naming its position; nothing is recorded', async () => {
     await expect(
-      enqueueAll(store, triage, [{ issue: 'fine' }, { issue: 42 } as never, { issue: 'fine' }]),
+      enqueueAll(db.store, triage, [{ issue: 'fine' }, { issue: 42 } as never, { issue: 'fine' }]),
     ).rejects.toMatchObject({ code: 'INPUT_INVALID', message: expect.stringContaining('input 1') });
-    expect(await store.listRuns({})).toEqual([]);
+    expect(await db.store.listRuns({})).toEqual([]);
   });
 
   it('an id that exists already refuses the batch: none of its runs is recorded', async () => {
-    await enqueueAll(store, triage, [{ issue: 'a' }], { runIds: ['taken'] });
+    await enqueueAll(db.store, triage, [{ issue: 'a' }], { runIds: ['taken'] });
     await expect(
-      enqueueAll(store, triage, [{ issue: 'b' }, { issue: 'c' }], { runIds: ['new', 'taken'] }),
+      enqueueAll(db.store, triage, [{ issue: 'b' }, { issue: 'c' }], { runIds: ['new', 'taken'] }),
     ).rejects.toMatchObject({ code: 'RUN_EXISTS', details: { runId: 'taken' } });
-    expect(await store.getRun('new')).toBeUndefined();
+    expect(await db.store.getRun('new')).toBeUndefined();
     await expect(
-      enqueueAll(store, triage, [{ issue: 'b' }, { issue: 'c' }], { runIds: ['twice', 'twice'] }),
+      enqueueAll(db.store, triage, [{ issue: 'b' }, { issue: 'c' }], {
+        runIds: ['twice', 'twice'],
+      }),
     ).rejects.toMatchObject({ code: 'RUN_EXISTS' });
-    expect(await store.getRun('twice')).toBeUndefined();
+    expect(await db.store.getRun('twice')).toBeUndefined();
   });
 
   it('ids for some inputs but not all is refused before anything is recorded', async () => {
     await expect(
-      enqueueAll(store, triage, [{ issue: 'a' }, { issue: 'b' }], { runIds: ['one'] }),
+      enqueueAll(db.store, triage, [{ issue: 'a' }, { issue: 'b' }], { runIds: ['one'] }),
     ).rejects.toMatchObject({ code: 'OPTIONS_INVALID' });
-    expect(await store.listRuns({})).toEqual([]);
+    expect(await db.store.listRuns({})).toEqual([]);
   });
 });

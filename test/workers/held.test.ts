@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, expect, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
   all,
@@ -11,41 +11,17 @@ import {
   Worker,
   type WorkerOptions,
 } from '../../src/index.js';
-import { PostgresStore } from '../../src/postgres.js';
 import { systemClock } from '../../src/runtime/clock.js';
 import { foldRun } from '../../src/runtime/fold.js';
 import { runTask } from '../../src/runtime/run-task.js';
 import type { Commit } from '../../src/store/store.js';
-import {
-  describePg,
-  dropSchema,
-  schemaName,
-  testPool,
-  truncate,
-} from '../store/fixtures/postgres.js';
+import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 
 // A worker that folds a run and finds one activation to run next, with nothing else in flight,
 // runs it itself under the run's lease (if it has room) instead of queueing a task: a chain's
 // next node, a map's join, a one-node run. Fan-outs still go through the task queue.
 
-const schema = schemaName();
-let pool: ReturnType<typeof testPool>;
-let store: PostgresStore;
-
-beforeAll(async () => {
-  pool = testPool();
-  store = await PostgresStore.open({ pool, schema });
-});
-beforeEach(async () => {
-  await truncate(pool, schema);
-});
-afterAll(async () => {
-  await store?.close();
-  if (pool !== undefined) {
-    await dropSchema(pool, schema);
-    await pool.end();
-  }
-});
+const db = pgStoreForFile();
 
 const State = z.object({
   log: z.array(z.string()).default([]),
@@ -60,7 +36,7 @@ async function withWorker<T>(
   options: WorkerOptions = {},
 ): Promise<T> {
   const stop = new AbortController();
-  const working = new Worker(store, graphs, { leaseMs: 5_000, pollMs: 50, ...options }).run(
+  const working = new Worker(db.store, graphs, { leaseMs: 5_000, pollMs: 50, ...options }).run(
     stop.signal,
   );
   try {
@@ -83,7 +59,7 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 
 
 const stopped = (runId: string) =>
   until(`run ${runId} stops`, async () => {
-    const run = await store.getRun(runId);
+    const run = await db.store.getRun(runId);
     return run !== undefined && run.status !== 'running' ? run : undefined;
   });
 
@@ -98,10 +74,10 @@ describePg("a worker runs a run's sole next activation itself", () => {
     .compile();
 
   it('a chain: no task is queued, each node is one commit, and the start commits with the first node', async () => {
-    const commits = vi.spyOn(store, 'commitAll');
-    const finishes = vi.spyOn(store, 'finishTasks');
+    const commits = vi.spyOn(db.store, 'commitAll');
+    const finishes = vi.spyOn(db.store, 'finishTasks');
     try {
-      const id = await enqueue(store, chain, {}, { runId: 'chain' });
+      const id = await enqueue(db.store, chain, {}, { runId: 'chain' });
       await withWorker([chain], async () => expect((await stopped(id)).status).toBe('succeeded'));
       const ours = commits.mock.calls.filter(([runId]) => runId === id).map(([, c]) => c);
       expect(ours.map((c) => c.map((x) => JSON.parse(x.event).type))).toEqual([
@@ -112,10 +88,10 @@ describePg("a worker runs a run's sole next activation itself", () => {
       const scheduled = ours.flat().flatMap((c: Commit) => c.schedule?.tasks ?? []);
       expect(scheduled).toEqual([]);
       expect(finishes).not.toHaveBeenCalled();
-      const view = await inspect(store, chain, id);
+      const view = await inspect(db.store, chain, id);
       expect(view.snapshot.state.log).toEqual(['a', 'b', 'c']);
       expect(view.trace.path).toEqual(['a', 'b', 'c']);
-      expect((await store.getRun(id))?.lease?.live).toBe(false);
+      expect((await db.store.getRun(id))?.lease?.live).toBe(false);
     } finally {
       vi.restoreAllMocks();
     }
@@ -130,16 +106,21 @@ describePg("a worker runs a run's sole next activation itself", () => {
       .edge('each', 'merge')
       .entry('split')
       .compile();
-    const commits = vi.spyOn(store, 'commitAll');
+    const commits = vi.spyOn(db.store, 'commitAll');
     try {
-      const id = await enqueue(store, fan, {}, { runId: 'fan' });
+      const id = await enqueue(db.store, fan, {}, { runId: 'fan' });
       await withWorker([fan], async () => expect((await stopped(id)).status).toBe('succeeded'));
       const scheduled = commits.mock.calls
         .filter(([runId]) => runId === id)
         .flatMap(([, c]) => c.flatMap((x: Commit) => x.schedule?.tasks ?? []))
         .map((t) => t.node);
       expect(scheduled).toEqual(['each', 'each', 'each']);
-      expect((await inspect(store, fan, id)).snapshot.state.log).toEqual(['x', 'y', 'z', 'merged']);
+      expect((await inspect(db.store, fan, id)).snapshot.state.log).toEqual([
+        'x',
+        'y',
+        'z',
+        'merged',
+      ]);
     } finally {
       vi.restoreAllMocks();
     }
@@ -166,20 +147,20 @@ describePg("a worker runs a run's sole next activation itself", () => {
       .edge('wait', END)
       .entry('wait')
       .compile();
-    const id = await enqueue(store, slow, {}, { runId: 'slow' });
+    const id = await enqueue(db.store, slow, {}, { runId: 'slow' });
     await withWorker(
       [slow],
       async () => {
         await until('the body starts', async () => (began ? true : undefined));
-        expect(await store.listTasks(id)).toEqual([]);
-        await cancel(store, slow, id, { reason: 'not needed' });
+        expect(await db.store.listTasks(id)).toEqual([]);
+        await cancel(db.store, slow, id, { reason: 'not needed' });
         // Renewals come every 200 ms at this lease: the body hears of it long before its 60 s.
         await until('the body is stopped', async () => (aborted ? true : undefined), 5_000);
         expect((await stopped(id)).status).toBe('cancelled');
       },
       { leaseMs: 600 },
     );
-    const events = (await store.events(id)).map((e) => JSON.parse(e.event).type);
+    const events = (await db.store.events(id)).map((e) => JSON.parse(e.event).type);
     expect(events).toEqual(['cancelled']);
   });
 
@@ -201,19 +182,19 @@ describePg("a worker runs a run's sole next activation itself", () => {
       .edge('work', END)
       .entry('work')
       .compile();
-    const id = await enqueue(store, g, {}, { runId: 'drained' });
+    const id = await enqueue(db.store, g, {}, { runId: 'drained' });
     const stop = new AbortController();
-    const first = new Worker(store, [g], { leaseMs: 1_000, pollMs: 50 }).run(stop.signal);
+    const first = new Worker(db.store, [g], { leaseMs: 1_000, pollMs: 50 }).run(stop.signal);
     await until('the first body starts', async () => (calls === 1 ? true : undefined));
     stop.abort();
     await first; // within its lease's length, though the body has not ended
-    expect((await store.getRun(id))?.lease?.live).toBe(false);
+    expect((await db.store.getRun(id))?.lease?.live).toBe(false);
     await withWorker([g], async () => expect((await stopped(id)).status).toBe('succeeded'));
     letGo();
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(calls).toBe(2);
-    expect((await inspect(store, g, id)).snapshot.state.log).toEqual(['call 2']);
-    const completed = (await store.events(id)).filter((e) => e.event.includes('"completed"'));
+    expect((await inspect(db.store, g, id)).snapshot.state.log).toEqual(['call 2']);
+    const completed = (await db.store.events(id)).filter((e) => e.event.includes('"completed"'));
     expect(completed).toHaveLength(1);
   });
 });
@@ -233,19 +214,23 @@ describePg('a fold that would hold the run', () => {
   };
 
   it('gives back the slot it took when the run is taken over before its commit', async () => {
-    const runId = await enqueue(store, pair, {}, { runId: 'stolen' });
+    const runId = await enqueue(db.store, pair, {}, { runId: 'stolen' });
     // a's task, run: its attempt waits in the inbox for a fold, which would hold b.
-    for (const lease of await store.claimRuns(claim))
-      await foldRun(store, pair, lease, systemClock);
-    for (const task of await store.claimTasks(claim))
-      await runTask(store, pair, task, {
+    for (const lease of await db.store.claimRuns(claim))
+      await foldRun(db.store, pair, lease, systemClock);
+    for (const task of await db.store.claimTasks(claim))
+      await runTask(db.store, pair, task, {
         clock: systemClock,
         signal: new AbortController().signal,
       });
-    const [claimed] = await store.claimAndLoadRuns(claim);
+    const [claimed] = await db.store.claimAndLoadRuns(claim);
     if (claimed === undefined || 'error' in claimed) throw new Error('no fold to claim');
     // Another process takes the run over (its lease is this one's epoch + 1).
-    await store.acquire(runId, { owner: 'thief', leaseMs: 30_000, takeOver: claimed.lease.epoch });
+    await db.store.acquire(runId, {
+      owner: 'thief',
+      leaseMs: 30_000,
+      takeOver: claimed.lease.epoch,
+    });
     let taken = 0;
     let freed = 0;
     const hold = () => {
@@ -253,7 +238,7 @@ describePg('a fold that would hold the run', () => {
       return { free: () => void freed++ };
     };
     await expect(
-      foldRun(store, pair, claimed.lease, systemClock, claimed, { hold }),
+      foldRun(db.store, pair, claimed.lease, systemClock, claimed, { hold }),
     ).rejects.toMatchObject({ code: 'LEASE_LOST' });
     expect(taken).toBe(1);
     expect(freed).toBe(1);
