@@ -1,28 +1,13 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { z } from 'zod';
 import { answer, append, enqueue, graph, person, resume, Worker } from '../../src/index.js';
-import { PostgresStore } from '../../src/postgres.js';
-import { describePg, dropSchema, schemaName, testPool } from '../store/fixtures/postgres.js';
+import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { activationsOf, segments, tracing } from './tracing.js';
 
 // Workers on PostgreSQL run node bodies in other processes than the one that started the run:
 // their spans hang under the trace context the run stored, not under a segment of their own.
 
-const schema = schemaName();
-let pool: ReturnType<typeof testPool>;
-let store: PostgresStore;
-
-beforeAll(async () => {
-  pool = testPool();
-  store = await PostgresStore.open({ pool, schema });
-});
-afterAll(async () => {
-  await store?.close();
-  if (pool !== undefined) {
-    await dropSchema(pool, schema);
-    await pool.end();
-  }
-});
+const db = pgStoreForFile({ emptied: false });
 
 const State = z.object({
   log: z.array(z.string()).default([]),
@@ -40,7 +25,7 @@ const chain = graph('w-chain', { state: State, reducers: { log: append } })
 async function until(runId: string, status: string) {
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const record = await store.getRun(runId);
+    const record = await db.store.getRun(runId);
     if (record?.status === status) return;
     if (Date.now() > deadline) throw new Error(`run ${runId} is ${record?.status}, not ${status}`);
     await new Promise((r) => setTimeout(r, 20));
@@ -50,13 +35,13 @@ async function until(runId: string, status: string) {
 describePg('spans of runs driven by workers', () => {
   it("an enqueued run is one short segment; every task a worker runs is its child, with the worker's id", async () => {
     const t = tracing();
-    const runId = await enqueue(store, chain, {}, { runId: 'w1', telemetry: t.telemetry });
+    const runId = await enqueue(db.store, chain, {}, { runId: 'w1', telemetry: t.telemetry });
     const stop = new AbortController();
-    const worker = new Worker(store, [chain], { pollMs: 20, telemetry: t.telemetry });
+    const worker = new Worker(db.store, [chain], { pollMs: 20, telemetry: t.telemetry });
     const working = worker.run(stop.signal);
     try {
       await until(runId, 'waiting');
-      await answer(store, runId, 'w1/approve:1', { approved: true }, { by: 'lead' });
+      await answer(db.store, runId, 'w1/approve:1', { approved: true }, { by: 'lead' });
       await until(runId, 'succeeded');
     } finally {
       stop.abort();
@@ -85,9 +70,9 @@ describePg('spans of runs driven by workers', () => {
 
   it('an in-process resume of a worker-started run links to the segment that enqueued it', async () => {
     const t = tracing();
-    const runId = await enqueue(store, chain, {}, { runId: 'w2', telemetry: t.telemetry });
+    const runId = await enqueue(db.store, chain, {}, { runId: 'w2', telemetry: t.telemetry });
     const stop = new AbortController();
-    const working = new Worker(store, [chain], { pollMs: 20, telemetry: t.telemetry }).run(
+    const working = new Worker(db.store, [chain], { pollMs: 20, telemetry: t.telemetry }).run(
       stop.signal,
     );
     try {
@@ -96,9 +81,9 @@ describePg('spans of runs driven by workers', () => {
       stop.abort();
       await working;
     }
-    await answer(store, runId, 'w2/approve:1', { approved: true }, { by: 'lead' });
+    await answer(db.store, runId, 'w2/approve:1', { approved: true }, { by: 'lead' });
 
-    const done = await resume(store, chain, runId, { telemetry: t.telemetry });
+    const done = await resume(db.store, chain, runId, { telemetry: t.telemetry });
 
     expect(done.status).toBe('succeeded');
     const [enqueued, resumed] = segments(t.spans());

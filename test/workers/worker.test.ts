@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, expect, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
   all,
@@ -19,36 +19,13 @@ import {
   watch,
 } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
-import {
-  describePg,
-  dropSchema,
-  schemaName,
-  testPool,
-  truncate,
-} from '../store/fixtures/postgres.js';
+import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { dyingAt } from '../support/stores.js';
 
 // Workers on PostgreSQL, in this process: runs enqueued for them are folded and their nodes run
 // by whichever worker claims the work, exactly as on SQLite in one process.
 
-const schema = schemaName();
-let pool: ReturnType<typeof testPool>;
-let store: PostgresStore;
-
-beforeAll(async () => {
-  pool = testPool();
-  store = await PostgresStore.open({ pool, schema });
-});
-beforeEach(async () => {
-  await truncate(pool, schema);
-});
-afterAll(async () => {
-  await store?.close();
-  if (pool !== undefined) {
-    await dropSchema(pool, schema);
-    await pool.end();
-  }
-});
+const db = pgStoreForFile();
 
 const State = z.object({
   log: z.array(z.string()).default([]),
@@ -69,7 +46,7 @@ async function withWorkers<T>(
   const stop = new AbortController();
   const events: WorkerEvent[] = [];
   const running = Array.from({ length: count }, () =>
-    new Worker(store, graphs, {
+    new Worker(db.store, graphs, {
       leaseMs: 5_000,
       pollMs: 50,
       onEvent: (e) => events.push(e),
@@ -88,7 +65,7 @@ async function withWorkers<T>(
 async function settled(runId: string, timeoutMs = 20_000) {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const record = await store.getRun(runId);
+    const record = await db.store.getRun(runId);
     if (record !== undefined && record.status !== 'running') return record;
     if (Date.now() > until)
       throw new Error(`run ${runId} is still ${record?.status} after ${timeoutMs} ms`);
@@ -108,28 +85,28 @@ describePg('workers on PostgreSQL', () => {
 
   it('runs enqueued runs to their end: every activation completes once, in one history per run', async () => {
     const ids = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => enqueue(store, chain, {}, { runId: `c${i}` })),
+      Array.from({ length: 12 }, (_, i) => enqueue(db.store, chain, {}, { runId: `c${i}` })),
     );
     await withWorkers([chain], 3, async () => {
       for (const id of ids) expect((await settled(id)).status).toBe('succeeded');
     });
     for (const id of ids) {
-      const view = await inspect(store, chain, id);
+      const view = await inspect(db.store, chain, id);
       expect(view.snapshot.state.log).toEqual(['a', 'b', 'c']);
       expect(view.trace.path).toEqual(['a', 'b', 'c']);
-      const completed = (await store.events(id)).filter((e) => e.event.includes('"completed"'));
+      const completed = (await db.store.events(id)).filter((e) => e.event.includes('"completed"'));
       expect(completed).toHaveLength(3);
     }
-    expect(await store.listTasks('c0')).toEqual([]);
-    expect(await store.inbox('c0')).toEqual([]);
+    expect(await db.store.listTasks('c0')).toEqual([]);
+    expect(await db.store.inbox('c0')).toEqual([]);
   });
 
   it('folds read what they fold in the claim: no load of a run or of its inbox of their own', async () => {
-    const loads = vi.spyOn(store, 'loadRun');
-    const inboxes = vi.spyOn(store, 'inbox');
-    const claims = vi.spyOn(store, 'claimAndLoadRuns');
+    const loads = vi.spyOn(db.store, 'loadRun');
+    const inboxes = vi.spyOn(db.store, 'inbox');
+    const claims = vi.spyOn(db.store, 'claimAndLoadRuns');
     try {
-      const id = await enqueue(store, chain, {}, { runId: 'reads' });
+      const id = await enqueue(db.store, chain, {}, { runId: 'reads' });
       await withWorkers([chain], 1, async () => {
         expect((await settled(id)).status).toBe('succeeded');
       });
@@ -148,17 +125,17 @@ describePg('workers on PostgreSQL', () => {
       .route('tick', (s) => (s.log.length >= steps ? END : 'tick'), ['tick', END])
       .entry('tick')
       .compile();
-    const id = await enqueue(store, longGraph, {});
+    const id = await enqueue(db.store, longGraph, {});
     // Each fold here commits one completion or two: the next task is claimed only after it.
     // The workers stop past seq 150, with the run still running (a stopped run's last commit
     // is a snapshot of its own).
     await withWorkers([longGraph], 2, async () => {
       for (let seen = 0; seen < 150; ) {
         await new Promise((resolve) => setTimeout(resolve, 5));
-        seen = (await store.getRun(id))!.seq;
+        seen = (await db.store.getRun(id))!.seq;
       }
     });
-    const loaded = (await store.loadRun(id))!;
+    const loaded = (await db.store.loadRun(id))!;
     expect(loaded.run.status).toBe('running');
     expect(loaded.snapshot.seq).toBeGreaterThanOrEqual(100);
     expect(loaded.events.length).toBeLessThan(100);
@@ -182,9 +159,9 @@ describePg('workers on PostgreSQL', () => {
       .edge('each', 'merge')
       .entry('split')
       .compile();
-    const id = await enqueue(store, fan, {});
+    const id = await enqueue(db.store, fan, {});
     await withWorkers([fan], 3, async () => expect((await settled(id)).status).toBe('succeeded'));
-    const view = await inspect(store, fan, id);
+    const view = await inspect(db.store, fan, id);
     expect(view.snapshot.state.log).toEqual(Array.from({ length: 50 }, (_, i) => `i${i}`));
     expect(ran.size).toBe(50);
   });
@@ -206,8 +183,8 @@ describePg('workers on PostgreSQL', () => {
       .edge('each', 'merge')
       .entry('split')
       .compile();
-    const id = await enqueue(store, fan, {});
-    const elsewhere = await PostgresStore.open({ pool, schema });
+    const id = await enqueue(db.store, fan, {});
+    const elsewhere = await PostgresStore.open({ pool: db.pool, schema: db.schema });
     try {
       const events = await withWorkers([fan], 2, async () => {
         const seen: StreamEvent[] = [];
@@ -237,17 +214,17 @@ describePg('workers on PostgreSQL', () => {
       .edge('approve', 'publish')
       .entry('draft')
       .compile();
-    const id = await enqueue(store, approval, {});
+    const id = await enqueue(db.store, approval, {});
     await withWorkers([approval], 2, async () => {
       expect((await settled(id)).status).toBe('waiting');
-      await answer(store, id, `${id}/approve:1`, { approved: true }, { by: 'ana' });
+      await answer(db.store, id, `${id}/approve:1`, { approved: true }, { by: 'ana' });
       const until = Date.now() + 10_000;
-      while ((await store.getRun(id))?.status !== 'succeeded') {
+      while ((await db.store.getRun(id))?.status !== 'succeeded') {
         if (Date.now() > until) throw new Error('the answer did not continue the run');
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     });
-    expect((await inspect(store, approval, id)).snapshot.state).toMatchObject({
+    expect((await inspect(db.store, approval, id)).snapshot.state).toMatchObject({
       approved: true,
       log: ['draft', 'publish'],
     });
@@ -258,19 +235,19 @@ describePg('workers on PostgreSQL', () => {
     const calls: Record<string, number> = {};
     const post = postGraph(calls);
     const ask = askGraph(calls);
-    const posted = await enqueue(store, post, { text: ' a long draft here ' });
-    const asked = await enqueue(store, ask, { text: 'notes' });
+    const posted = await enqueue(db.store, post, { text: ' a long draft here ' });
+    const asked = await enqueue(db.store, ask, { text: 'notes' });
     await withWorkers([post, ask], 2, async () => {
       expect((await settled(posted)).status).toBe('succeeded');
       expect((await settled(asked)).status).toBe('waiting');
-      await answer(store, asked, `${asked}/ask/approve:1`, { approved: true }, { by: 'ana' });
+      await answer(db.store, asked, `${asked}/ask/approve:1`, { approved: true }, { by: 'ana' });
       const until = Date.now() + 10_000;
-      while ((await store.getRun(asked))?.status !== 'succeeded') {
+      while ((await db.store.getRun(asked))?.status !== 'succeeded') {
         if (Date.now() > until) throw new Error('the answer did not continue the child');
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     });
-    const view = await inspect(store, post, posted);
+    const view = await inspect(db.store, post, posted);
     expect(view.snapshot.state).toMatchObject({ verdict: 'accept', published: true });
     expect(view.trace.path).toEqual([
       'prep',
@@ -279,7 +256,7 @@ describePg('workers on PostgreSQL', () => {
       'review/accept',
       'publish',
     ]);
-    expect((await inspect(store, ask, asked)).snapshot.state).toMatchObject({
+    expect((await inspect(db.store, ask, asked)).snapshot.state).toMatchObject({
       result: 'published notes!',
     });
     // Each body ran once, on whichever worker claimed it; the child's draft did not run again
@@ -312,10 +289,10 @@ describePg('workers on PostgreSQL', () => {
       .edge('call', END)
       .entry('call')
       .compile();
-    const id = await enqueue(store, flaky, {});
+    const id = await enqueue(db.store, flaky, {});
     await withWorkers([flaky], 1, async () => expect((await settled(id)).status).toBe('succeeded'));
     expect(calls).toBe(2);
-    expect((await loadTrace(store, id)).entries.map((e) => [e.attempt, e.status])).toEqual([
+    expect((await loadTrace(db.store, id)).entries.map((e) => [e.attempt, e.status])).toEqual([
       [1, 'failed'],
       [2, 'succeeded'],
     ]);
@@ -331,19 +308,19 @@ describePg('workers on PostgreSQL', () => {
       .edge('wait', END)
       .entry('wait')
       .compile();
-    const parked = await enqueue(store, slow, {});
+    const parked = await enqueue(db.store, slow, {});
     // Every activation through the task queue: what is queued is what a cancellation deletes.
     await withWorkers(
       [slow],
       1,
       async () => {
         const until = Date.now() + 10_000;
-        while ((await store.listTasks(parked)).length === 0) {
+        while ((await db.store.listTasks(parked)).length === 0) {
           if (Date.now() > until) throw new Error('no task was scheduled');
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
-        await cancel(store, slow, parked, { reason: 'not needed' });
-        expect(await store.listTasks(parked)).toEqual([]);
+        await cancel(db.store, slow, parked, { reason: 'not needed' });
+        expect(await db.store.listTasks(parked)).toEqual([]);
         expect((await settled(parked)).status).toBe('cancelled');
       },
       { inline: false },
@@ -364,20 +341,20 @@ describePg('workers on PostgreSQL', () => {
       .entry('a')
       .compile();
     // seq 1 started, 2 a completed; b's completion (seq 3) never lands: the driver is gone.
-    await expect(run(g, {}, { store: dyingAt(store, 3), runId: 'd' })).rejects.toThrow(
+    await expect(run(g, {}, { store: dyingAt(db.store, 3), runId: 'd' })).rejects.toThrow(
       'the process died',
     );
     await withWorkers([g], 2, async () => expect((await settled('d')).status).toBe('succeeded'));
-    expect((await inspect(store, g, 'd')).snapshot.state.log).toEqual(['a', 'b', 'c']);
+    expect((await inspect(db.store, g, 'd')).snapshot.state.log).toEqual(['a', 'b', 'c']);
     expect(bRuns).toBe(2); // its first run's completion never landed
   });
 
   it('registers each worker with the graphs it runs, and drops it when it stops', async () => {
     await withWorkers([chain], 2, async () => {
-      let workers = await store.listWorkers();
+      let workers = await db.store.listWorkers();
       for (let i = 0; workers.length < 2 && i < 100; i++) {
         await new Promise((resolve) => setTimeout(resolve, 20));
-        workers = await store.listWorkers();
+        workers = await db.store.listWorkers();
       }
       expect(workers).toHaveLength(2);
       expect(workers[0]).toMatchObject({
@@ -385,7 +362,7 @@ describePg('workers on PostgreSQL', () => {
         graphs: [{ name: 'chain', hash: chain.hash }],
       });
     });
-    expect(await store.listWorkers()).toEqual([]);
+    expect(await db.store.listWorkers()).toEqual([]);
   });
 
   it('an enqueued run wakes an idle worker at once: it does not wait for the next poll', {
@@ -393,11 +370,11 @@ describePg('workers on PostgreSQL', () => {
   }, async () => {
     const stop = new AbortController();
     // A poll a minute apart: only a notification can start the run within the test's time.
-    const idle = new Worker(store, [chain], { leaseMs: 5_000, pollMs: 60_000 });
+    const idle = new Worker(db.store, [chain], { leaseMs: 5_000, pollMs: 60_000 });
     const working = idle.run(stop.signal);
     try {
       await new Promise((resolve) => setTimeout(resolve, 200)); // it is idle, waiting
-      const id = await enqueue(store, chain, {});
+      const id = await enqueue(db.store, chain, {});
       expect((await settled(id, 15_000)).status).toBe('succeeded');
     } finally {
       stop.abort();
@@ -406,7 +383,7 @@ describePg('workers on PostgreSQL', () => {
   });
 
   it('behind PgBouncer in transaction mode (notify: false) workers find their work by polling', async () => {
-    const pollOnly = await PostgresStore.open({ pool, schema, notify: false });
+    const pollOnly = await PostgresStore.open({ pool: db.pool, schema: db.schema, notify: false });
     const stop = new AbortController();
     const working = new Worker(pollOnly, [chain], { leaseMs: 5_000, pollMs: 50 }).run(stop.signal);
     try {
