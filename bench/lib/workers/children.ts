@@ -2,6 +2,7 @@
 // any timing, their stdout read line by line, stopped (or killed) by their own pid.
 
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -177,4 +178,46 @@ export async function stopAll(children: readonly Child[]): Promise<void> {
 export async function kill(child: Child): Promise<void> {
   child.proc.kill('SIGKILL');
   await child.exited;
+}
+
+const ticksPerSecond = 100; // Linux's USER_HZ, what /proc reports CPU time in
+
+/** CPU time (ms, user + system) the children have used so far, read from /proc. */
+export function cpuOf(children: readonly Child[]): number {
+  let ticks = 0;
+  for (const child of children) {
+    try {
+      // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited: its time is no longer counted, and a measurement spans no exit
+    }
+  }
+  return (ticks / ticksPerSecond) * 1000;
+}
+
+/** CPU time (ms) the whole machine has spent busy so far, every core, from /proc/stat. */
+export function machineCpu(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  // steal is time the hypervisor gave to someone else: not this machine's work
+  const [user, nice, system, , , irq, softirq] = line.split(/\s+/).slice(1).map(Number);
+  return ((user! + nice! + system! + irq! + softirq!) / ticksPerSecond) * 1000;
+}
+
+/**
+ * Starts counting CPU time; the function returned tells, per unit of work since, the time (us)
+ * the children used and the time the rest of the machine used (this process left out).
+ */
+export function cpuMeter(children: readonly Child[]) {
+  const workers = cpuOf(children);
+  const machine = machineCpu();
+  const self = process.cpuUsage();
+  return (units: number) => {
+    const used = process.cpuUsage(self);
+    const workerMs = cpuOf(children) - workers;
+    const restMs = machineCpu() - machine - workerMs - (used.user + used.system) / 1000;
+    return { workerCpuUs: (workerMs * 1000) / units, restCpuUs: (restMs * 1000) / units };
+  };
 }

@@ -13,6 +13,7 @@ import type { Row } from '../report.js';
 import { type Alternating, alternate } from './alternate.js';
 import {
   type Child,
+  cpuMeter,
   startPgBossWorkers,
   startWaymarkWorkers,
   statements,
@@ -38,6 +39,13 @@ interface Rep {
   readonly producerMs: number;
   /** Statements the workers' pools ran, per activation (or job). */
   readonly statementsPerUnit: number;
+  /** CPU time (us) the worker processes used, per activation (or job). */
+  readonly workerCpuUs: number;
+  /**
+   * CPU time (us) the rest of the machine used, per activation (or job): mostly PostgreSQL,
+   * with the producer's statements; the bench's own process is left out.
+   */
+  readonly restCpuUs: number;
 }
 
 type Side = Alternating<Rep> & { readonly name: string };
@@ -85,6 +93,7 @@ function waymarkSide(
         `TRUNCATE ${['runs', 'events', 'snapshots', 'effects', 'waits', 'timers', 'memos', 'tasks', 'inbox'].map((t) => `${s}.${t}`).join(', ')}`,
       );
       const before = await statements(children);
+      const cpu = cpuMeter(children);
       const t0 = Date.now();
       // Batches of runs, as pg-boss gets batches of jobs: enqueueAll() records a chunk in one
       // statement and wakes the workers once. A build from before it had enqueueAll enqueues
@@ -122,6 +131,7 @@ function waymarkSide(
         runs,
         `${graph.name} ${label}`,
       );
+      const used = cpu(runs * perRun);
       const after = await statements(children);
       const { rows } = await bench.admin.query(
         `SELECT count(*)::int AS n FROM ${s}.events WHERE event::jsonb ->> 'type' = 'completed'`,
@@ -134,6 +144,7 @@ function waymarkSide(
         ms,
         producerMs,
         statementsPerUnit: (after - before) / activations,
+        ...used,
       };
     },
   };
@@ -153,6 +164,7 @@ function bossSide(
     async rep(label) {
       await bench.admin.query(`TRUNCATE "${schema}".job`);
       const before = await statements(children);
+      const cpu = cpuMeter(children);
       const t0 = Date.now();
       // Bulk inserts: with send(), one job per call, the producer alone stays near 1,000 jobs/s
       // here and would be what is measured; pg-boss's consumers are what is compared.
@@ -180,6 +192,7 @@ function bossSide(
         jobs,
         `pg-boss ${label}`,
       );
+      const used = cpu(jobs);
       const after = await statements(children);
       const ms = last - t0;
       return {
@@ -187,9 +200,21 @@ function bossSide(
         ms,
         producerMs,
         statementsPerUnit: (after - before) / jobs,
+        ...used,
       };
     },
   };
+}
+
+/** 1, 2 and 4, or those BENCH_THROUGHPUT_WORKERS lists (`4`, `1,4`) for a shorter run. */
+function workerCounts(): number[] {
+  const raw = process.env.BENCH_THROUGHPUT_WORKERS;
+  const counts = raw === undefined ? [1, 2, 4] : raw.split(',').map(Number);
+  check(
+    counts.every((n) => Number.isInteger(n) && n > 0),
+    `BENCH_THROUGHPUT_WORKERS: ${raw}`,
+  );
+  return counts;
 }
 
 export async function throughput(bench: WorkerBench): Promise<PartReport> {
@@ -197,7 +222,7 @@ export async function throughput(bench: WorkerBench): Promise<PartReport> {
   const reps = Math.min(bench.settings.reps, 7);
   const rows: Row[] = [];
   const details: Record<string, unknown> = {};
-  for (const workers of [1, 2, 4]) {
+  for (const workers of workerCounts()) {
     progress(
       `workers throughput: ${workers} worker process(es), ${jobs} units, ${reps} repetitions`,
     );
@@ -250,6 +275,8 @@ export async function throughput(bench: WorkerBench): Promise<PartReport> {
       ms: stat(reps.map((r) => r.ms)),
       producerMs: stat(reps.map((r) => r.producerMs)),
       statementsPerUnit: stat(reps.map((r) => r.statementsPerUnit)),
+      workerCpuUs: stat(reps.map((r) => r.workerCpuUs)),
+      restCpuUs: stat(reps.map((r) => r.restCpuUs)),
     }));
     const [one, chain, pgboss] = summaries as [Summary, Summary, Summary];
     const label = `${workers} worker${workers === 1 ? '' : 's'}`;
@@ -270,10 +297,14 @@ export async function throughput(bench: WorkerBench): Promise<PartReport> {
     }
     details[`workers${workers}`] = { one, chain, pgboss };
   }
-  const perUnit = (w: number, k: 'one' | 'chain' | 'pgboss') =>
-    (details[`workers${w}`] as Record<string, Summary>)[k]!.statementsPerUnit.median.toFixed(1);
-  const producer = (w: number, k: 'one' | 'chain' | 'pgboss') =>
-    Math.round((details[`workers${w}`] as Record<string, Summary>)[k]!.producerMs.median);
+  const counts = workerCounts();
+  const median = (w: number, k: 'one' | 'chain' | 'pgboss', m: keyof Summary) =>
+    ((details[`workers${w}`] as Record<string, Summary>)[k]![m] as Stat).median;
+  const each = (k: 'one' | 'chain' | 'pgboss', m: keyof Summary, digits: number) =>
+    counts.map((w) => median(w, k, m).toFixed(digits)).join('/');
+  const perSide = (m: keyof Summary, digits: number) =>
+    `1-node runs ${each('one', m, digits)}, chains ${each('chain', m, digits)}, pg-boss ${each('pgboss', m, digits)}`;
+  const at = `at ${counts.join('/')} workers`;
   return {
     title: 'no-op throughput: waymark workers vs pg-boss',
     peerName: 'pg-boss',
@@ -281,7 +312,8 @@ export async function throughput(bench: WorkerBench): Promise<PartReport> {
     notes: [
       `throughput: ${jobs} units per repetition (${jobs} 1-node runs, ${jobs / chainLength} runs of a ${chainLength}-node chain, ${jobs} pg-boss jobs), ${reps} repetitions after a warm-up of >= ${bench.settings.warmupMs / 1000} s, each from empty tables; ratio = waymark act/s / pg-boss jobs/s, paired by repetition. Every waymark activation also commits its checkpoint (event) before the next is scheduled; a pg-boss job is a row updated twice.`,
       `throughput: waymark workers at their defaults (concurrency 8, folds 8, lease 10 s, poll 1 s, NOTIFY on, pool 10); the producer calls enqueueAll() with ${chunk} runs, ${producers} calls at a time (each one statement and one wake-up). pg-boss ${versionOf('pg-boss')}: a loop of fetch(batchSize ${bossBatch}) + complete(ids) per process (its work() waits >= 0.5 s after every batch), ${bossIdleMs} ms sleep only when a fetch is empty, 4 connections per process; the producer calls insert() with ${chunk} jobs, ${producers} calls at a time (with send(), one job per call, its producer alone made ~1,000 jobs/s here and bounded the measurement).`,
-      `throughput: statements per unit (worker pools, median) at 1/2/4 workers: 1-node runs ${[1, 2, 4].map((w) => perUnit(w, 'one')).join('/')}, chains ${[1, 2, 4].map((w) => perUnit(w, 'chain')).join('/')}, pg-boss ${[1, 2, 4].map((w) => perUnit(w, 'pgboss')).join('/')}; producer done after (ms) 1-node ${[1, 2, 4].map((w) => producer(w, 'one')).join('/')}, chains ${[1, 2, 4].map((w) => producer(w, 'chain')).join('/')}, pg-boss ${[1, 2, 4].map((w) => producer(w, 'pgboss')).join('/')}.`,
+      `throughput: statements per unit (worker pools, median) ${at}: ${perSide('statementsPerUnit', 1)}; producer done after (ms) ${perSide('producerMs', 0)}.`,
+      `throughput: CPU per unit (us, median) ${at}, in the worker processes: ${perSide('workerCpuUs', 0)}; in the rest of the machine (PostgreSQL, with the producer's statements): ${perSide('restCpuUs', 0)}.`,
     ],
     details,
   };
@@ -293,4 +325,6 @@ interface Summary {
   readonly ms: Stat;
   readonly producerMs: Stat;
   readonly statementsPerUnit: Stat;
+  readonly workerCpuUs: Stat;
+  readonly restCpuUs: Stat;
 }
