@@ -12,6 +12,7 @@ import {
   type PostgresStoreOptions,
   postgresOptions,
 } from './internal/pg-params.js';
+import { tunedConnections } from './internal/pg-planner.js';
 import { workChannel } from './internal/pg-queue-sql.js';
 import { pgTypes, readPgRun } from './internal/pg-rows.js';
 import { migratePg } from './internal/pg-schema.js';
@@ -144,6 +145,9 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
         application_name: 'waymark',
         // A process that forgets close() still exits once its connections are idle.
         allowExitOnIdle: true,
+        // Plans by index whatever the statistics (pg-planner.ts). Not for a given pool: its
+        // connections serve other code too.
+        ...tunedConnections,
       });
     // An idle connection whose server went away: the pool drops it and opens another on the
     // next call, which reports STORE_UNAVAILABLE if the server is still gone.
