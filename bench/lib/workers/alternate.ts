@@ -12,8 +12,11 @@ export interface Alternating<T> {
 }
 
 /**
- * Untimed rounds of every side until `warmupMs` has passed (at least one), then `reps` timed
- * repetitions of each, alternating; returns each side's repetitions in order.
+ * Untimed rounds of every side until each has had about `warmupMs` (at least one round), then
+ * `reps` timed repetitions of each, alternating; returns each side's repetitions in order.
+ * Per side, because a worker process warms only while it works: with three sides sharing one
+ * warm-up, a waymark worker still spent a fifth of the machine in V8's optimizing compiler
+ * during the timed repetitions (perf, 4 workers), which a long-lived worker pays once.
  */
 export async function alternate<T>(
   sides: readonly Alternating<T>[],
@@ -31,7 +34,7 @@ export async function alternate<T>(
   do {
     for (const side of sides) await run(side, `warm${round}`);
     round++;
-  } while (Date.now() - started < warmupMs);
+  } while (Date.now() - started < warmupMs * sides.length);
   const results = sides.map(() => [] as T[]);
   const order = sides.map((_, k) => k);
   for (let rep = 0; rep < reps; rep++) {

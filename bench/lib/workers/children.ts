@@ -29,8 +29,14 @@ process.on('exit', () => {
   for (const proc of live) proc.kill('SIGKILL');
 });
 
+/** Node's own flags for every child, from BENCH_CHILD_NODE_ARGS (`--cpu-prof --cpu-prof-dir=p`). */
+const nodeArgs = process.env.BENCH_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+
 function start(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Child {
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const proc = spawn(process.execPath, [...nodeArgs, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+  });
   live.add(proc);
   const listeners: ((line: string) => void)[] = [];
   createInterface({ input: proc.stdout! }).on('line', (line) => {
