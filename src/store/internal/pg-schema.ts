@@ -128,6 +128,12 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
     s,
   ) => `CREATE INDEX runs_claim ON ${s}.runs (created_at, id) WHERE status IN ('running', 'waiting');
     DROP INDEX ${s}.runs_live;`,
+  // 6: claims of tasks take the due ones in the order they are served, by walking an index in
+  // that order: the index of migration 2 was keyed by graph and lease expiry, so every claim
+  // sorted all the queued tasks to take a few. Keyed by what a claim never changes (it sets the
+  // owner, epoch and expiry), so a claim's update of the row is HOT.
+  (s) => `CREATE INDEX tasks_due ON ${s}.tasks ((coalesce(not_before, 0)), created_at);
+    DROP INDEX ${s}.tasks_claimable;`,
 ];
 
 /** The schema version this code writes: the number of migrations. */
