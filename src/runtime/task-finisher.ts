@@ -21,11 +21,17 @@ const maxBatch = 500;
  */
 export class TaskFinisher {
   readonly #store: Pick<WorkQueue, 'finishTasks'>;
+  readonly #wake: () => boolean;
   readonly #queue: Waiting[] = [];
   #writing = false;
 
-  constructor(store: Pick<WorkQueue, 'finishTasks'>) {
+  /** `wake`: whether the results written now wake idle workers to fold them (`finishTasks`). */
+  constructor(
+    store: Pick<WorkQueue, 'finishTasks'>,
+    options: { readonly wake?: () => boolean } = {},
+  ) {
     this.#store = store;
+    this.#wake = options.wake ?? (() => true);
   }
 
   /** Writes the task's result; false when its lease was lost (nothing was written for it). */
@@ -43,7 +49,7 @@ export class TaskFinisher {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, maxBatch);
         try {
-          const held = await this.#store.finishTasks(batch);
+          const held = await this.#store.finishTasks(batch, { wake: this.#wake() });
           for (const [i, w] of batch.entries()) w.resolve(held[i] === true);
         } catch (error) {
           for (const w of batch) w.reject(error);

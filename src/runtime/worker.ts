@@ -82,10 +82,13 @@ export class Worker {
   readonly #me: Owner & { done(): void };
   readonly #finisher: TaskFinisher;
   readonly #committer: RunCommitter;
-  /** Wakes the loops waiting for work: a slot of this worker was freed. */
-  readonly #nudges = new Set<() => void>();
-  /** Node bodies of this worker that have ended, so far. */
-  #ended = 0;
+  /**
+   * Wakes a loop of this worker waiting for its kind of work: `tasks` when a slot was freed,
+   * `runs` when a result it wrote is in its run's inbox.
+   */
+  readonly #nudges: Record<WorkKind, Set<() => void>> = { runs: new Set(), tasks: new Set() };
+  /** How often each kind of nudge happened so far: a loop looks again if one did meanwhile. */
+  readonly #nudged: Record<WorkKind, number> = { runs: 0, tasks: 0 };
   /**
    * Node bodies running now: what `concurrency` bounds. A task whose body ended is still held
    * (its lease renewed) until its result is written, but its slot is free for the next one.
@@ -95,6 +98,8 @@ export class Worker {
   readonly #held = new Map<string, { readonly run: HeldRun; readonly done: Promise<void> }>();
   /** Set once the worker drains: it takes no more work to run itself. */
   #draining = false;
+  /** The signal the worker runs until: once it aborts, the fold loop folds nothing more. */
+  #stopping: AbortSignal | undefined;
   readonly #inFlight = new Map<
     string,
     {
@@ -123,7 +128,12 @@ export class Worker {
       ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
     };
     this.#me = newOwner();
-    this.#finisher = new TaskFinisher(store);
+    // A worker that folds folds the results it writes (nudged below) and wakes nobody else
+    // for them: every other worker would race to claim the run, which one of them holds
+    // already. One that never folds, or folds no more (stopping), wakes those that do.
+    this.#finisher = new TaskFinisher(store, {
+      wake: () => this.#options.folds === 0 || this.#stopping?.aborted !== false,
+    });
     this.#committer = new RunCommitter(store);
   }
 
@@ -139,6 +149,7 @@ export class Worker {
     const me = this.#me;
     const register = () =>
       this.#store.registerWorker({ id: me.owner, host: me.host, pid: me.pid, graphs, leaseMs });
+    this.#stopping = signal;
     await register();
     // Renewals go on through the drain, for the nodes still finishing; they stop after it.
     const kept = new AbortController();
@@ -168,18 +179,17 @@ export class Worker {
     while (!signal.aborted) {
       // What came in while this worker looked for work must not wait for the next poll.
       const notified = this.#store.notifiedOf(kind);
-      const ended = this.#ended;
+      const nudged = this.#nudged[kind];
       const found = await work().catch(this.#failed);
-      // A node of this worker ending frees a slot and leaves its run something to fold:
-      // look again at once rather than after the round trip of its notification.
-      if (found || signal.aborted || this.#ended !== ended) continue;
+      // A slot of this worker freed, or a result it wrote arrived: look again at once.
+      if (found || signal.aborted || this.#nudged[kind] !== nudged) continue;
       // One listener per wait, taken off after it (AbortSignal.any would pile up on `signal`).
       const nudge = new AbortController();
       const wake = () => nudge.abort(woken);
       signal.addEventListener('abort', wake, { once: true });
-      this.#nudges.add(wake);
+      this.#nudges[kind].add(wake);
       await this.#store.waitForWork(pollMs, nudge.signal, notified, kind);
-      this.#nudges.delete(wake);
+      this.#nudges[kind].delete(wake);
       signal.removeEventListener('abort', wake);
     }
   }
@@ -264,10 +274,14 @@ export class Worker {
     const done = runTask(this.#store, graph, task, {
       clock: this.#options.clock,
       signal: stop.signal,
-      // The body ended: its slot is free while its result is written, and the loop looks again.
-      finish: (t, attempt, at) => {
+      // The body ended: its slot is free while its result is written. Once the result is in
+      // the inbox, this worker's fold loop claims the run (or finds that another fold holds
+      // it: that one claims again after its commit, and finds the result there).
+      finish: async (t, attempt, at) => {
         this.#free(slot);
-        return this.#finisher.finish(t, attempt, at);
+        const held = await this.#finisher.finish(t, attempt, at);
+        if (held) this.#nudge('runs');
+        return held;
       },
       ...(this.#options.telemetry !== undefined && {
         telemetry: { telemetry: this.#options.telemetry, worker: this.#me.owner },
@@ -336,13 +350,17 @@ export class Worker {
     this.#held.set(runId, { run, done });
   }
 
-  /** Gives a task's slot back, once, and has the loop look for more work at once. */
+  /** Gives a task's slot back, once, and has the claim loop look for more work at once. */
   #free(slot: { held: boolean }): void {
     if (!slot.held) return;
     slot.held = false;
     this.#running--;
-    this.#ended++;
-    for (const wake of this.#nudges) wake();
+    this.#nudge('tasks');
+  }
+
+  #nudge(kind: WorkKind): void {
+    this.#nudged[kind]++;
+    for (const wake of this.#nudges[kind]) wake();
   }
 
   /**

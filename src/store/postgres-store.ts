@@ -642,7 +642,10 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
     return { renewed, lost };
   }
 
-  async finishTasks(finished: readonly FinishedTask[]): Promise<boolean[]> {
+  async finishTasks(
+    finished: readonly FinishedTask[],
+    options: { readonly wake?: boolean } = {},
+  ): Promise<boolean[]> {
     if (finished.length === 0) return [];
     const { rows } = await this.#query(this.#sql.finishTasks, [
       finished.map((f) => f.task.runId),
@@ -651,6 +654,7 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
       finished.map((f) => f.task.owner),
       finished.map((f) => f.attempt),
       finished.map((f) => f.at),
+      options.wake ?? true,
     ]);
     const held = new Set(rows.map((row) => Number(row.n)));
     return finished.map((_, i) => held.has(i + 1));

@@ -442,9 +442,14 @@ export interface WorkQueue {
   /**
    * Puts each attempt's result in its run's inbox and removes its task, in one transaction,
    * each fenced by its task's lease: false for one whose lease is no longer the task's, and
-   * nothing written for it. The inbox takes them in the order given.
+   * nothing written for it. The inbox takes them in the order given. Idle workers are woken
+   * to fold them (`runs`) unless `wake` is false: a worker that folds what it finished says so
+   * and folds them itself, rather than have every worker's claim race for the run.
    */
-  finishTasks(finished: readonly FinishedTask[]): Promise<boolean[]>;
+  finishTasks(
+    finished: readonly FinishedTask[],
+    options?: { readonly wake?: boolean },
+  ): Promise<boolean[]>;
   /** Gives a claimed task back unrun (a draining worker), for another worker to claim at once. */
   releaseTask(task: ClaimedTask): Promise<void>;
   /**

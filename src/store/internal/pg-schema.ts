@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { WaymarkError } from '../../error/waymark-error.js';
-import { queueMigration, workChannel } from './pg-queue-sql.js';
+import { queueMigration, wakeOnlyMigration, workChannel } from './pg-queue-sql.js';
 import { watchChannel, watchMigration } from './pg-watch-sql.js';
 
 // The PostgreSQL schema, as an ordered list of migrations over the store's own schema (a
@@ -134,6 +134,8 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
   // owner, epoch and expiry), so a claim's update of the row is HOT.
   (s) => `CREATE INDEX tasks_due ON ${s}.tasks ((coalesce(not_before, 0)), created_at);
     DROP INDEX ${s}.tasks_claimable;`,
+  // 7: a task's result wakes idle workers only when its writer asks (pg-queue-sql.ts).
+  (s) => wakeOnlyMigration(s, workChannel(s)),
 ];
 
 /** The schema version this code writes: the number of migrations. */
