@@ -1,10 +1,16 @@
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { PostgresStore } from '../../src/postgres.js';
 import { plannerSettings } from '../../src/store/internal/pg-planner.js';
 import { pgStatements } from '../../src/store/internal/pg-sql.js';
 import { sampleRun } from '../../src/testing/index.js';
-import { describePg, dropSchema, pgUrl, schemaName, testPool } from './fixtures/postgres.js';
+import {
+  analyzedPlan,
+  describePg,
+  pgStoreForFile,
+  pgUrl,
+  skipReason,
+} from './fixtures/postgres.js';
 
 // A worker's claims and commits must not depend on what PostgreSQL knows of the tables. A table
 // that is new, truncated, or grew since autovacuum last analyzed it has no statistics that fit,
@@ -12,27 +18,18 @@ import { describePg, dropSchema, pgUrl, schemaName, testPool } from './fixtures/
 // table end to end, and scanned every run to commit a batch: 874 runs/s instead of 3,300 with a
 // backlog of 20,000 (bench/workers.ts throughput). The store's own connections plan by index.
 
-const schema = schemaName();
-let pool: pg.Pool;
-let store: PostgresStore;
+const db = pgStoreForFile({ emptied: false });
+const { schema } = db;
 
 beforeAll(async () => {
-  pool = testPool();
-  store = await PostgresStore.open({ pool, schema });
+  if (skipReason !== undefined) return;
   // No statistics, ever, for the whole file: what a table has before its first autoanalyze.
   for (const table of ['runs', 'events', 'snapshots', 'inbox', 'tasks', 'timers']) {
-    await pool.query(`ALTER TABLE "${schema}".${table} SET (autovacuum_enabled = false)`);
+    await db.pool.query(`ALTER TABLE "${schema}".${table} SET (autovacuum_enabled = false)`);
   }
 });
 afterEach(() => {
   vi.restoreAllMocks();
-});
-afterAll(async () => {
-  await store?.close();
-  if (pool !== undefined) {
-    await dropSchema(pool, schema);
-    await pool.end();
-  }
 });
 
 /** A connection that plans as the store's own do, and caches one plan for any values. */
@@ -61,6 +58,13 @@ function nodesOf(plan: unknown): { type: string; relation?: string; removed?: nu
   return out;
 }
 
+/** A plan that walks an index to what it takes: no sort, no table scan, few rows passed over. */
+function expectIndexWalk(nodes: ReturnType<typeof nodesOf>): void {
+  expect(nodes.map((n) => n.type)).not.toContain('Sort');
+  expect(nodes.filter((n) => n.type === 'Seq Scan')).toEqual([]);
+  expect(nodes.filter((n) => (n.removed ?? 0) >= 100)).toEqual([]);
+}
+
 describePg('PostgreSQL store: plans that do not depend on statistics', () => {
   it('every connection of the store’s own pool takes the planner settings before its first statement', async () => {
     const sent = new Map<unknown, string[]>();
@@ -84,15 +88,15 @@ describePg('PostgreSQL store: plans that do not depend on statistics', () => {
   });
 
   it('a pool given to the store keeps its own settings: its connections serve other code too', async () => {
-    await store.getRun('nobody');
-    const { rows } = await pool.query(
+    await db.store.getRun('nobody');
+    const { rows } = await db.pool.query(
       "SELECT current_setting('enable_sort') AS sort, current_setting('jit') AS jit",
     );
     expect(rows[0]).toEqual({ sort: 'on', jit: 'on' });
   });
 
   it('a claim of 8 among 2,000 live runs, none analyzed, walks the live runs’ index and reads each run it took by key', async () => {
-    await store.createRuns(
+    await db.store.createRuns(
       Array.from({ length: 2_000 }, (_, i) =>
         sampleRun(`live-${String(i).padStart(4, '0')}`, {
           graph: 'g',
@@ -102,11 +106,11 @@ describePg('PostgreSQL store: plans that do not depend on statistics', () => {
       ),
     );
     // History of older runs, so that a scan of the events would cost something.
-    await pool.query(
+    await db.pool.query(
       `INSERT INTO "${schema}".events (run_id, seq, at, event)
        SELECT 'old-' || i, s, 0, '{}' FROM generate_series(1, 2000) i, generate_series(1, 5) s`,
     );
-    const { rows: analyzed } = await pool.query(
+    const { rows: analyzed } = await db.pool.query(
       `SELECT count(*)::int AS n FROM pg_stat_user_tables WHERE schemaname = $1
          AND (last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL)`,
       [schema],
@@ -119,18 +123,12 @@ describePg('PostgreSQL store: plans that do not depend on statistics', () => {
         ['claim_runs', statements.claimRuns],
         ['claim_and_load', statements.claimAndLoad],
       ] as const) {
-        await client.query(`PREPARE ${name} AS ${text}`);
-        await client.query('BEGIN');
-        const { rows } = await client.query(
-          `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE ${name}('{g}', '{h}', 8, 'w', NULL, NULL, 1000)`,
+        const nodes = nodesOf(
+          await analyzedPlan(client, name, text, `('{g}', '{h}', 8, 'w', NULL, NULL, 1000)`),
         );
-        await client.query('ROLLBACK');
-        const nodes = nodesOf(rows[0]['QUERY PLAN']);
         const scans = nodes.filter((n) => n.relation !== undefined && n.type.includes('Scan'));
         expect(scans.find((n) => n.relation === 'runs')?.type).toBe('Index Scan');
-        expect(nodes.map((n) => n.type)).not.toContain('Sort');
-        expect(scans.filter((n) => n.type === 'Seq Scan')).toEqual([]);
-        expect(nodes.filter((n) => (n.removed ?? 0) >= 100)).toEqual([]);
+        expectIndexWalk(nodes);
       }
     } finally {
       await client.end();
@@ -140,7 +138,7 @@ describePg('PostgreSQL store: plans that do not depend on statistics', () => {
   it('a claim of 8 among 2,000 queued tasks, none analyzed, walks the tasks in the order they are served', async () => {
     // Queued tasks of the claimed graph, older tasks that others are running (their leases
     // live), and a retry not yet due: what a claim must pass over without sorting them all.
-    await pool.query(
+    await db.pool.query(
       `INSERT INTO "${schema}".tasks (run_id, activation, attempt, node, graph, graph_hash, input,
          not_before, owner, epoch, expires_at, created_at)
        SELECT 'q-' || i, 'a', 1, 'work', 'g', 'h', '{}', NULL::bigint, NULL, 0, 0::bigint,
@@ -153,18 +151,15 @@ describePg('PostgreSQL store: plans that do not depend on statistics', () => {
     const client = await plannedAsTheStore();
     try {
       const { claimTasks } = pgStatements(`"${schema}"`);
-      await client.query(`PREPARE claim_tasks AS ${claimTasks.text}`);
-      await client.query('BEGIN');
-      const { rows } = await client.query(
-        `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim_tasks('{g}', '{h}', 8, 'w', 1000)`,
+      const plan = await analyzedPlan(
+        client,
+        'claim_tasks',
+        claimTasks.text,
+        `('{g}', '{h}', 8, 'w', 1000)`,
       );
-      await client.query('ROLLBACK');
-      const plan = rows[0]['QUERY PLAN'];
       const nodes = nodesOf(plan);
       expect(JSON.stringify(plan)).toContain('"Index Name":"tasks_due"');
-      expect(nodes.map((n) => n.type)).not.toContain('Sort');
-      expect(nodes.filter((n) => n.type === 'Seq Scan')).toEqual([]);
-      expect(nodes.filter((n) => (n.removed ?? 0) >= 100)).toEqual([]);
+      expectIndexWalk(nodes);
     } finally {
       await client.end();
     }

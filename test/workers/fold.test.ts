@@ -9,6 +9,7 @@ import { runTask } from '../../src/runtime/run-task.js';
 import type { WorkClaim } from '../../src/store/store.js';
 import { sampleRun } from '../../src/testing/index.js';
 import {
+  analyzedPlan,
   describePg,
   dropSchema,
   pgUrl,
@@ -175,13 +176,9 @@ describePg('a fold commits what it folds in one transaction', () => {
         ['claim_runs', statements.claimRuns],
         ['claim_and_load', statements.claimAndLoad],
       ] as const) {
-        await client.query(`PREPARE ${name} AS ${text}`);
-        await client.query('BEGIN');
-        const { rows } = await client.query(
-          `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE ${name}('{g}', '{h}', 8, 'w', NULL, NULL, 1000)`,
+        const plan = JSON.stringify(
+          await analyzedPlan(client, name, text, `('{g}', '{h}', 8, 'w', NULL, NULL, 1000)`),
         );
-        await client.query('ROLLBACK');
-        const plan = JSON.stringify(rows[0]['QUERY PLAN']);
         expect(plan).toContain('"Index Name":"runs_claim"');
         const removed = [...plan.matchAll(/"Rows Removed by Filter":(\d+)/g)].map((m) =>
           Number(m[1]),
