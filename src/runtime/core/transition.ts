@@ -162,12 +162,7 @@ export class Transition implements ResumeDraft {
       this.#inline(target, admitted);
       return;
     }
-    this.pending.push(admitted);
-    this.#commands.push(
-      admitted.waiting === undefined
-        ? { type: 'execute', activation: admitted }
-        : { type: 'wait', activation: admitted },
-    );
+    this.#start(admitted);
   }
 
   /** Whether a breakpoint stops this activation before it starts. */
@@ -463,6 +458,11 @@ export class Transition implements ResumeDraft {
       this.#inline(node, activation);
       return;
     }
+    this.#start(activation);
+  }
+
+  /** Makes `activation` pending, and tells the driver to run its body or open its wait. */
+  #start(activation: Activation): void {
     this.pending.push(activation);
     this.#commands.push(
       activation.waiting === undefined
