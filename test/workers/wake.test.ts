@@ -94,21 +94,24 @@ describePg("who is woken to fold a task's result", () => {
     const signal = new AbortController().signal;
     try {
       const before = await notifiedAfter(listener, 0, 1); // listening from now on
-      await enqueue(db.store, fan, {}, { runId: 'r1' });
+      const tasksBefore = listener.notifiedOf('tasks');
+      await enqueue(db.store, fan, {}, { runId: 'r1' }); // its wake-up: 'runs'
       const [lease] = await db.store.claimRuns(claim);
-      await foldRun(db.store, fan, lease!, systemClock); // schedules split
+      await foldRun(db.store, fan, lease!, systemClock); // schedules split: 'tasks'
       const [split] = await db.store.claimTasks(claim);
       const quiet = (t: ClaimedTask, attempt: string, at: number) =>
         db.store.finishTasks([{ task: t, attempt, at }], { wake: false }).then(([held]) => held!);
       expect(await runTask(db.store, fan, split!, { clock, signal, finish: quiet })).toBe(true);
-      // Notifications arrive in the order they were sent: once the wake-up's is here, the
-      // result's would have been too.
-      await db.store.wake('r1', Date.now());
-      const afterWake = await notifiedAfter(listener, before, 5_000);
-      expect(afterWake).toBe(before + 1);
-
+      await db.store.wake('r1', Date.now()); // 'runs'
       const [lease2] = await db.store.claimRuns(claim);
-      await foldRun(db.store, fan, lease2!, systemClock); // folds split: schedules the branches
+      await foldRun(db.store, fan, lease2!, systemClock); // folds split, schedules the branches: 'tasks'
+      // Notifications arrive in the order their transactions committed: once the branches'
+      // is here, every one before it is too. The enqueue's and the wake-up's, not the result's.
+      while (listener.notifiedOf('tasks') < tasksBefore + 2)
+        await listener.waitForWork(5_000, signal, listener.notifiedOf('tasks'), 'tasks');
+      const afterWake = listener.notifiedOf('runs');
+      expect(afterWake).toBe(before + 2);
+
       const [branch] = await db.store.claimTasks({ ...claim, limit: 1 });
       expect(await runTask(db.store, fan, branch!, { clock, signal })).toBe(true); // wakes
       expect(await notifiedAfter(listener, afterWake, 5_000)).toBe(afterWake + 1);
