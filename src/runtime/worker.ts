@@ -96,6 +96,8 @@ export class Worker {
   #running = 0;
   /** Runs this worker holds to run their sole next activation itself, by run id. */
   readonly #held = new Map<string, { readonly run: HeldRun; readonly done: Promise<void> }>();
+  /** A nudge of the claim loop for freed slots is due at the end of this loop turn. */
+  #freed = false;
   /** Set once the worker drains: it takes no more work to run itself. */
   #draining = false;
   /** The signal the worker runs until: once it aborts, the fold loop folds nothing more. */
@@ -350,12 +352,22 @@ export class Worker {
     this.#held.set(runId, { run, done });
   }
 
-  /** Gives a task's slot back, once, and has the claim loop look for more work at once. */
+  /**
+   * Gives a task's slot back, once, and has the claim loop look for more work once the timers
+   * and I/O callbacks of this loop turn have run: the bodies that end together (a wave of
+   * branches whose timers fire in one turn) free their slots for one claim, not one claim for
+   * the first slot and another for the rest once it returns.
+   */
   #free(slot: { held: boolean }): void {
     if (!slot.held) return;
     slot.held = false;
     this.#running--;
-    this.#nudge('tasks');
+    if (this.#freed) return;
+    this.#freed = true;
+    setImmediate(() => {
+      this.#freed = false;
+      this.#nudge('tasks');
+    });
   }
 
   #nudge(kind: WorkKind): void {

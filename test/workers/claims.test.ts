@@ -1,0 +1,70 @@
+import { afterEach, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { append, END, enqueue, graph, inspect, Worker } from '../../src/index.js';
+import { PostgresStore } from '../../src/postgres.js';
+import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
+
+// How a worker claims tasks as its slots free. Bodies that end together (a wave of branches
+// whose timers fire in one turn of the event loop) are claimed for together: one claim for all
+// the slots they free. It used to claim for the first slot at once and for the rest once that
+// claim returned, which put a round trip between most of a wave's nodes and their successors.
+
+const db = pgStoreForFile();
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const concurrency = 4;
+const width = 3 * concurrency;
+const waves = graph('claim-waves', {
+  state: z.object({ items: z.array(z.number()).default([]), out: z.array(z.number()).default([]) }),
+  reducers: { out: append },
+})
+  .node('split', () => ({ items: Array.from({ length: width }, (_, i) => i) }))
+  .node(
+    'work',
+    async (_s, ctx) => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return { out: [ctx.item as number] };
+    },
+    { writes: ['out'] },
+  )
+  .node('done', () => ({}))
+  .map('split', { over: 'items', branch: 'work', join: 'done', concurrency: width })
+  .edge('work', 'done')
+  .edge('done', END)
+  .entry('split')
+  .compile();
+
+describePg('claims of tasks as slots free', () => {
+  it('the slots that bodies ending together free are claimed for in one claim', async () => {
+    const claims = vi.spyOn(PostgresStore.prototype, 'claimTasks');
+    const stop = new AbortController();
+    // One worker, so every wave is its own: its bodies start in one turn and end in one.
+    const working = new Worker(db.store, [waves], { concurrency, pollMs: 60_000 }).run(stop.signal);
+    try {
+      for (;;) {
+        if ((await db.store.listWorkers()).length === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      // Registered, and listening too before the run is there to wake it.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await enqueue(db.store, waves, {}, { runId: 'waves' });
+      const until = Date.now() + 10_000;
+      while ((await db.store.getRun('waves'))?.status !== 'succeeded') {
+        expect(Date.now()).toBeLessThan(until);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      stop.abort();
+      await working;
+    }
+    const view = await inspect(db.store, waves, 'waves');
+    expect(view.snapshot.state.out).toEqual(Array.from({ length: width }, (_, i) => i));
+    // Every claim asked for every slot: never 1 and then the other 3.
+    const limits = claims.mock.calls.map(([claim]) => claim.limit);
+    expect(limits.length).toBeGreaterThanOrEqual(width / concurrency);
+    expect(limits).toEqual(limits.map(() => concurrency));
+  }, 15_000);
+});
