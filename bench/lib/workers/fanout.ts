@@ -26,8 +26,19 @@ interface FanRep {
  * at 1, each worker runs one branch at a time (a worker per slot, as one-job-at-a-time queues
  * are deployed).
  */
-const concurrencies = [25, 5, 1];
+const allConcurrencies = [25, 5, 1];
 const target = 3.5;
+
+/** 25, 5 and 1, or those BENCH_FANOUT_CONCURRENCY lists (`5`, `25,5`) for a shorter run. */
+function concurrencyList(): number[] {
+  const raw = process.env.BENCH_FANOUT_CONCURRENCY;
+  const list = raw === undefined ? allConcurrencies : raw.split(',').map(Number);
+  check(
+    list.every((n) => Number.isInteger(n) && n > 0),
+    `BENCH_FANOUT_CONCURRENCY: ${raw}`,
+  );
+  return list;
+}
 
 function side(bench: WorkerBench, store: PostgresStore, children: readonly Child[]) {
   const graph = bench.graphs.fan100;
@@ -70,6 +81,7 @@ export async function fanout(bench: WorkerBench): Promise<PartReport> {
   const rows: Row[] = [];
   const details: Record<string, unknown> = {};
   const tails: string[] = [];
+  const concurrencies = concurrencyList();
   for (const concurrency of concurrencies) {
     progress(
       `workers fanout: concurrency ${concurrency} per worker, 1 vs 4 workers, ${reps} repetitions`,
