@@ -1,13 +1,17 @@
 import { afterEach, expect, it, vi } from 'vitest';
-import { z } from 'zod';
-import { append, END, enqueue, graph, inspect, Worker } from '../../src/index.js';
+import { enqueue, inspect, Worker } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
+import { fanGraph } from './fixtures/fan.js';
 
 // How a worker claims tasks as its slots free. Bodies that end together (a wave of branches
 // whose timers fire in one turn of the event loop) are claimed for together: one claim for all
 // the slots they free. It used to claim for the first slot at once and for the rest once that
 // claim returned, which put a round trip between most of a wave's nodes and their successors.
+//
+// The branches of a wave here end in one turn whatever the machine's load: they wait for one
+// timer of the wave, then each for an immediate of its own, so they end one by one, with the
+// microtasks run between them as between timers that fire together.
 
 const db = pgStoreForFile();
 
@@ -17,25 +21,18 @@ afterEach(() => {
 
 const concurrency = 4;
 const width = 3 * concurrency;
-const waves = graph('claim-waves', {
-  state: z.object({ items: z.array(z.number()).default([]), out: z.array(z.number()).default([]) }),
-  reducers: { out: append },
-})
-  .node('split', () => ({ items: Array.from({ length: width }, (_, i) => i) }))
-  .node(
-    'work',
-    async (_s, ctx) => {
-      await new Promise((resolve) => setTimeout(resolve, 30));
-      return { out: [ctx.item as number] };
-    },
-    { writes: ['out'] },
-  )
-  .node('done', () => ({}))
-  .map('split', { over: 'items', branch: 'work', join: 'done', concurrency: width })
-  .edge('work', 'done')
-  .edge('done', END)
-  .entry('split')
-  .compile();
+let wave: Promise<void> | undefined;
+async function endTogether(): Promise<void> {
+  wave ??= new Promise((resolve) =>
+    setTimeout(() => {
+      wave = undefined;
+      resolve();
+    }, 30),
+  );
+  await wave;
+  await new Promise((resolve) => setImmediate(resolve));
+}
+const waves = fanGraph('claim-waves', width, endTogether);
 
 describePg('claims of tasks as slots free', () => {
   it('the slots that bodies ending together free are claimed for in one claim', async () => {

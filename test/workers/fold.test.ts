@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from 'vitest';
-import { z } from 'zod';
-import { append, cancel, END, enqueue, graph, inspect } from '../../src/index.js';
+import { cancel, enqueue, inspect } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
 import { systemClock } from '../../src/runtime/clock.js';
 import { foldRun } from '../../src/runtime/fold.js';
@@ -17,6 +16,7 @@ import {
   testPool,
   truncate,
 } from '../store/fixtures/postgres.js';
+import { fanGraph } from './fixtures/fan.js';
 
 // The fold of a run served by workers, by hand: claim the run, fold it, claim its tasks, run
 // them. Whatever a fold finds in the inbox, it commits in one transaction (one statement): a
@@ -45,18 +45,7 @@ afterAll(async () => {
 });
 
 const width = 20;
-const fan = graph('fold-fan', {
-  state: z.object({ items: z.array(z.number()).default([]), out: z.array(z.number()).default([]) }),
-  reducers: { out: append },
-})
-  .node('split', () => ({ items: Array.from({ length: width }, (_, i) => i) }))
-  .node('work', (_s, ctx) => ({ out: [ctx.item as number] }), { writes: ['out'] })
-  .node('done', () => ({}))
-  .map('split', { over: 'items', branch: 'work', join: 'done', concurrency: width })
-  .edge('work', 'done')
-  .edge('done', END)
-  .entry('split')
-  .compile();
+const fan = fanGraph('fold-fan', width);
 
 const claim: WorkClaim = {
   owner: 'test',

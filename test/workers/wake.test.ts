@@ -1,12 +1,12 @@
 import { afterEach, expect, it, vi } from 'vitest';
-import { z } from 'zod';
-import { append, END, enqueue, graph, inspect, Worker } from '../../src/index.js';
+import { enqueue, inspect, Worker } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
 import { systemClock } from '../../src/runtime/clock.js';
 import { foldRun } from '../../src/runtime/fold.js';
 import { runTask } from '../../src/runtime/run-task.js';
 import type { ClaimedTask, WorkClaim } from '../../src/store/store.js';
 import { describePg, pgStoreForFile, pgUrl } from '../store/fixtures/postgres.js';
+import { fanGraph, sleep } from './fixtures/fan.js';
 
 // Who folds a task's result. A worker that folds folds the results it writes itself, and wakes
 // no other worker for them: every result used to wake every idle worker, whose claims then
@@ -21,25 +21,7 @@ afterEach(() => {
 });
 
 const width = 10;
-const fan = graph('wake-fan', {
-  state: z.object({ items: z.array(z.number()).default([]), out: z.array(z.number()).default([]) }),
-  reducers: { out: append },
-})
-  .node('split', () => ({ items: Array.from({ length: width }, (_, i) => i) }))
-  .node(
-    'work',
-    async (_s, ctx) => {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      return { out: [ctx.item as number] };
-    },
-    { writes: ['out'] },
-  )
-  .node('done', () => ({}))
-  .map('split', { over: 'items', branch: 'work', join: 'done', concurrency: width })
-  .edge('work', 'done')
-  .edge('done', END)
-  .entry('split')
-  .compile();
+const fan = fanGraph('wake-fan', width, sleep(10));
 
 const claim: WorkClaim = {
   owner: 'test',
