@@ -169,3 +169,18 @@ export function check(condition: boolean, message: string): asserts condition {
 export function progress(message: string): void {
   process.stderr.write(`  ${message}\n`);
 }
+
+/**
+ * Whole numbers above 0 that the environment variable `name` lists (`4`, `1,4`), for a shorter
+ * run of a part; `fallback` when it is unset.
+ */
+export function countsFromEnv(name: string, fallback: readonly number[]): readonly number[] {
+  const raw = process.env[name];
+  if (raw === undefined) return fallback;
+  const counts = raw.split(',').map(Number);
+  check(
+    counts.every((n) => Number.isInteger(n) && n > 0),
+    `${name}: ${raw}`,
+  );
+  return counts;
+}

@@ -4,7 +4,7 @@
 // workers; the two alternate, the one not timed paused.
 
 import type { PostgresStore } from '../../../src/postgres.js';
-import { check, progress, stat } from '../measure.js';
+import { check, countsFromEnv, progress, stat } from '../measure.js';
 import { inSchema, sleep } from '../pg.js';
 import type { Row } from '../report.js';
 import { type Alternating, alternate } from './alternate.js';
@@ -28,17 +28,6 @@ interface FanRep {
  */
 const allConcurrencies = [25, 5, 1];
 const target = 3.5;
-
-/** 25, 5 and 1, or those BENCH_FANOUT_CONCURRENCY lists (`5`, `25,5`) for a shorter run. */
-function concurrencyList(): number[] {
-  const raw = process.env.BENCH_FANOUT_CONCURRENCY;
-  const list = raw === undefined ? allConcurrencies : raw.split(',').map(Number);
-  check(
-    list.every((n) => Number.isInteger(n) && n > 0),
-    `BENCH_FANOUT_CONCURRENCY: ${raw}`,
-  );
-  return list;
-}
 
 function side(bench: WorkerBench, store: PostgresStore, children: readonly Child[]) {
   const graph = bench.graphs.fan100;
@@ -81,7 +70,8 @@ export async function fanout(bench: WorkerBench): Promise<PartReport> {
   const rows: Row[] = [];
   const details: Record<string, unknown> = {};
   const tails: string[] = [];
-  const concurrencies = concurrencyList();
+  // Or those BENCH_FANOUT_CONCURRENCY lists (`5`, `25,5`), for a shorter run.
+  const concurrencies = countsFromEnv('BENCH_FANOUT_CONCURRENCY', allConcurrencies);
   for (const concurrency of concurrencies) {
     progress(
       `workers fanout: concurrency ${concurrency} per worker, 1 vs 4 workers, ${reps} repetitions`,

@@ -7,7 +7,7 @@
 
 import PgBoss from 'pg-boss';
 import type { PostgresStore } from '../../../src/postgres.js';
-import { check, progress, type Stat, stat } from '../measure.js';
+import { check, countsFromEnv, progress, type Stat, stat } from '../measure.js';
 import { inSchema, pgUrl, sleep } from '../pg.js';
 import type { Row } from '../report.js';
 import { type Alternating, alternate } from './alternate.js';
@@ -207,15 +207,7 @@ function bossSide(
 }
 
 /** 1, 2 and 4, or those BENCH_THROUGHPUT_WORKERS lists (`4`, `1,4`) for a shorter run. */
-function workerCounts(): number[] {
-  const raw = process.env.BENCH_THROUGHPUT_WORKERS;
-  const counts = raw === undefined ? [1, 2, 4] : raw.split(',').map(Number);
-  check(
-    counts.every((n) => Number.isInteger(n) && n > 0),
-    `BENCH_THROUGHPUT_WORKERS: ${raw}`,
-  );
-  return counts;
-}
+const workerCounts = () => countsFromEnv('BENCH_THROUGHPUT_WORKERS', [1, 2, 4]);
 
 export async function throughput(bench: WorkerBench): Promise<PartReport> {
   const jobs = bench.quick ? 300 : 2_000;
