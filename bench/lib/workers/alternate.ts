@@ -17,11 +17,15 @@ export interface Alternating<T> {
  * Per side, because a worker process warms only while it works: with three sides sharing one
  * warm-up, a waymark worker still spent a fifth of the machine in V8's optimizing compiler
  * during the timed repetitions (perf, 4 workers), which a long-lived worker pays once.
+ * With `aloneMs`, each side first works alone for that long, back to back, the others paused:
+ * for sides whose processes each see a small share of rare work (a 4-worker fan-out, where each
+ * process runs a quarter of the branches and folds a quarter of the runs).
  */
 export async function alternate<T>(
   sides: readonly Alternating<T>[],
   warmupMs: number,
   reps: number,
+  aloneMs = 0,
 ): Promise<T[][]> {
   const run = async (side: Alternating<T>, label: string) => {
     for (const other of sides) if (other !== side) pause(other.children, true);
@@ -29,6 +33,12 @@ export async function alternate<T>(
     await sleep(100); // a continued worker's overdue timers fire before the clock starts
     return side.rep(label);
   };
+  for (const side of aloneMs > 0 ? sides : []) {
+    const until = Date.now() + aloneMs;
+    let round = 0;
+    await run(side, `alone${round++}`);
+    while (Date.now() < until) await side.rep(`alone${round++}`);
+  }
   const started = Date.now();
   let round = 0;
   do {

@@ -3,12 +3,13 @@
 // keeps one worker from running all 100 at once. Each worker count has its own schema and its
 // workers; the two alternate, the one not timed paused.
 
+import { availableParallelism } from 'node:os';
 import type { PostgresStore } from '../../../src/postgres.js';
 import { check, countsFromEnv, progress, stat } from '../measure.js';
 import { inSchema, sleep } from '../pg.js';
 import type { Row } from '../report.js';
 import { type Alternating, alternate } from './alternate.js';
-import { type Child, startWaymarkWorkers, stopAll } from './children.js';
+import { type Child, cpuMeter, startWaymarkWorkers, stopAll } from './children.js';
 import type { PartReport, WorkerBench } from './context.js';
 import { fanNodeMs, fanWidth } from './graphs.mjs';
 
@@ -19,6 +20,10 @@ interface FanRep {
   readonly headMs: number;
   /** The last branch's body ends -> run succeeded: folding what is left, the join, the end. */
   readonly tailMs: number;
+  /** CPU time of the side's worker processes, enqueue -> success, in ms. */
+  readonly workerCpuMs: number;
+  /** CPU time of the rest of the machine meanwhile (PostgreSQL; this process left out), in ms. */
+  readonly restCpuMs: number;
 }
 
 /**
@@ -29,18 +34,33 @@ interface FanRep {
 const allConcurrencies = [25, 5, 1];
 const target = 3.5;
 
+/**
+ * How long each side first works alone (BENCH_FANOUT_WARMUP_MS; none in a --quick run). Each of
+ * 4 workers runs a quarter of the branches and folds a quarter of the runs, so its processes
+ * settle 4 times slower than one worker's: after the shared 3 s, 4 workers used twice the CPU
+ * per fan-out of 4 that had worked alone for 30 s (57 vs 29 ms) and took 96 ms against 82, in
+ * one run; a long-lived worker pays that once.
+ */
+function aloneMs(bench: WorkerBench): number {
+  const raw = Number(process.env.BENCH_FANOUT_WARMUP_MS);
+  if (bench.quick) return 0;
+  return Number.isFinite(raw) && raw >= 0 ? raw : 30_000;
+}
+
 function side(bench: WorkerBench, store: PostgresStore, children: readonly Child[]) {
   const graph = bench.graphs.fan100;
   return {
     children,
     async rep(label: string): Promise<FanRep> {
       const runId = `${label}`;
+      const cpu = cpuMeter(children);
       const t0 = Date.now();
       await bench.wm.enqueue(store, graph, {}, { runId });
       const until = t0 + 60_000;
       for (;;) {
         const run = await store.getRun(runId);
         if (run?.status === 'succeeded') {
+          const used = cpu(1);
           const view = await bench.wm.inspect(store, graph, runId);
           const out = view.snapshot.state.out;
           check(
@@ -55,6 +75,8 @@ function side(bench: WorkerBench, store: PostgresStore, children: readonly Child
             ms: run.updatedAt - t0,
             headMs: firstStart - t0,
             tailMs: run.updatedAt - lastEnd,
+            workerCpuMs: used.workerCpuUs / 1000,
+            restCpuMs: used.restCpuUs / 1000,
           };
         }
         check(run?.status === 'running', `fan-out ${label} ended ${run?.status}`);
@@ -87,6 +109,7 @@ export async function fanout(bench: WorkerBench): Promise<PartReport> {
             [side(bench, store1, children1), side(bench, store4, children4)],
             bench.settings.warmupMs,
             reps,
+            aloneMs(bench),
           );
         } finally {
           await stopAll([...children1, ...children4]);
@@ -98,10 +121,11 @@ export async function fanout(bench: WorkerBench): Promise<PartReport> {
     const one = oneReps!.map((r) => r.ms);
     const four = fourReps!.map((r) => r.ms);
     const speedup = stat(one.map((ms, i) => ms / four[i]!));
+    const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
     const parts = (reps: readonly FanRep[]) =>
-      `enqueue -> first branch ${Math.round(stat(reps.map((r) => r.headMs)).median)} ms, last branch end -> succeeded ${Math.round(stat(reps.map((r) => r.tailMs)).median)} ms`;
+      `enqueue -> first branch ${Math.round(stat(reps.map((r) => r.headMs)).median)} ms, last branch end -> succeeded ${Math.round(stat(reps.map((r) => r.tailMs)).median)} ms, CPU ${Math.round(mean(reps.map((r) => r.workerCpuMs)))} ms in the workers + ${Math.round(mean(reps.map((r) => r.restCpuMs)))} ms in the rest of the machine`;
     tails.push(
-      `fan-out, concurrency ${concurrency}/worker, medians: 1 worker ${parts(oneReps!)}; 4 workers ${parts(fourReps!)}.`,
+      `fan-out, concurrency ${concurrency}/worker, medians (CPU: means, as /proc counts it in 10 ms ticks per process): 1 worker ${parts(oneReps!)}; 4 workers ${parts(fourReps!)}; ${availableParallelism()} cores.`,
     );
     const at = `concurrency ${concurrency}/worker`;
     rows.push(
@@ -130,7 +154,7 @@ export async function fanout(bench: WorkerBench): Promise<PartReport> {
     title: '100-way fan-out of 50 ms nodes: 1 vs 4 workers',
     rows,
     notes: [
-      `fan-out: enqueue -> run succeeded (its final commit's time), a map of ${fanWidth} branches of ${fanNodeMs} ms with map concurrency ${fanWidth}; per-worker concurrency ${concurrencies.join(' and ')} (node time alone: ${concurrencies.map((c) => `${ideal(c)} ms vs ${ideal(c * 4)} ms`).join(', ')}, i.e. 4x at most); workers otherwise at their defaults; ${reps} repetitions, speed-up paired by repetition.`,
+      `fan-out: enqueue -> run succeeded (its final commit's time), a map of ${fanWidth} branches of ${fanNodeMs} ms with map concurrency ${fanWidth}; per-worker concurrency ${concurrencies.join(' and ')} (node time alone: ${concurrencies.map((c) => `${ideal(c)} ms vs ${ideal(c * 4)} ms`).join(', ')}, i.e. 4x at most); workers otherwise at their defaults; each side first warmed alone for ${aloneMs(bench) / 1000} s, then ${bench.settings.warmupMs / 1000} s alternating; ${reps} repetitions, speed-up paired by repetition.`,
       ...tails,
     ],
     details,
