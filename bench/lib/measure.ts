@@ -50,17 +50,19 @@ export interface Settings {
   readonly repMs: number;
 }
 
+/** A number >= 0 from the environment variable `name`, or `fallback` when unset or not one. */
+export function numberFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined ? Number.NaN : Number(raw);
+  return Number.isFinite(value) && value >= 0 ? value : fallback;
+}
+
 /** Settings from the environment (set by bench/run.ts; `--quick` lowers them for smoke runs). */
 export function settingsFromEnv(): Settings {
-  const num = (name: string, fallback: number) => {
-    const raw = process.env[name];
-    const value = raw === undefined ? Number.NaN : Number(raw);
-    return Number.isFinite(value) && value >= 0 ? value : fallback;
-  };
   return {
-    warmupMs: num('BENCH_WARMUP_MS', 3000),
-    reps: Math.max(1, Math.round(num('BENCH_REPS', 15))),
-    repMs: num('BENCH_REP_MS', 250),
+    warmupMs: numberFromEnv('BENCH_WARMUP_MS', 3000),
+    reps: Math.max(1, Math.round(numberFromEnv('BENCH_REPS', 15))),
+    repMs: numberFromEnv('BENCH_REP_MS', 250),
   };
 }
 

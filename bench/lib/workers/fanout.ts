@@ -5,7 +5,7 @@
 
 import { availableParallelism } from 'node:os';
 import type { PostgresStore } from '../../../src/postgres.js';
-import { check, countsFromEnv, progress, stat } from '../measure.js';
+import { check, countsFromEnv, numberFromEnv, progress, stat } from '../measure.js';
 import { inSchema, sleep } from '../pg.js';
 import type { Row } from '../report.js';
 import { type Alternating, alternate } from './alternate.js';
@@ -37,14 +37,12 @@ const target = 3.5;
 /**
  * How long each side first works alone (BENCH_FANOUT_WARMUP_MS; none in a --quick run). Each of
  * 4 workers runs a quarter of the branches and folds a quarter of the runs, so its processes
- * settle 4 times slower than one worker's: after the shared 3 s, 4 workers used twice the CPU
+ * settle more slowly than one worker's: after the shared 3 s, 4 workers used twice the CPU
  * per fan-out of 4 that had worked alone for 30 s (57 vs 29 ms) and took 96 ms against 82, in
  * one run; a long-lived worker pays that once.
  */
 function aloneMs(bench: WorkerBench): number {
-  const raw = Number(process.env.BENCH_FANOUT_WARMUP_MS);
-  if (bench.quick) return 0;
-  return Number.isFinite(raw) && raw >= 0 ? raw : 30_000;
+  return bench.quick ? 0 : numberFromEnv('BENCH_FANOUT_WARMUP_MS', 30_000);
 }
 
 function side(bench: WorkerBench, store: PostgresStore, children: readonly Child[]) {
