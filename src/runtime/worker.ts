@@ -98,6 +98,12 @@ export class Worker {
   readonly #held = new Map<string, { readonly run: HeldRun; readonly done: Promise<void> }>();
   /** A nudge of the claim loop for freed slots is due at the end of this loop turn. */
   #freed = false;
+  /**
+   * The last claim of tasks found fewer than it had room for: the queue held nothing more this
+   * worker could take. While the store is told of new tasks, a freed slot waits for that news
+   * (or the next poll) rather than claiming from a queue known to be empty.
+   */
+  #drained = false;
   /** Set once the worker drains: it takes no more work to run itself. */
   #draining = false;
   /** The signal the worker runs until: once it aborts, the fold loop folds nothing more. */
@@ -264,7 +270,8 @@ export class Worker {
       limit: room,
     });
     for (const task of tasks) this.#start(task);
-    return tasks.length > 0;
+    this.#drained = tasks.length < room;
+    return tasks.length > 0 && !this.#drained;
   }
 
   #start(task: ClaimedTask): void {
@@ -362,7 +369,7 @@ export class Worker {
     if (!slot.held) return;
     slot.held = false;
     this.#running--;
-    if (this.#freed) return;
+    if (this.#freed || (this.#drained && this.#store.listening)) return;
     this.#freed = true;
     setImmediate(() => {
       this.#freed = false;

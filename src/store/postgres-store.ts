@@ -778,6 +778,10 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
     return this.#notified.runs + this.#notified.tasks;
   }
 
+  get listening(): boolean {
+    return this.#listening;
+  }
+
   notifiedOf(kind: WorkKind): number {
     return this.#notified[kind];
   }

@@ -484,6 +484,12 @@ export interface WorkQueue {
    * pass it to `waitForWork`, so that one which came while the caller was busy is not lost.
    */
   readonly notified: number;
+  /**
+   * Whether new tasks and inbox items are told to this store now (its LISTEN connection is up):
+   * false with `notify: false`, or while that connection is down. Only then may a worker whose
+   * claim found the queue empty wait for news instead of claiming again as its slots free.
+   */
+  readonly listening: boolean;
   /** How many notifications of one kind of work this store has had (see `waitForWork`). */
   notifiedOf(kind: WorkKind): number;
   /**

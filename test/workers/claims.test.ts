@@ -2,12 +2,17 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { enqueue, inspect, Worker } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
-import { fanGraph } from './fixtures/fan.js';
+import { fanGraph, sleep } from './fixtures/fan.js';
 
 // How a worker claims tasks as its slots free. Bodies that end together (a wave of branches
 // whose timers fire in one turn of the event loop) are claimed for together: one claim for all
 // the slots they free. It used to claim for the first slot at once and for the rest once that
 // claim returned, which put a round trip between most of a wave's nodes and their successors.
+//
+// A claim that finds fewer tasks than it has room for has emptied the queue as far as this
+// worker can take from it: while the store is told of new tasks (LISTEN), the slots that free
+// afterwards wait for that news instead of each asking an empty queue again. Untold (polling
+// only, or its LISTEN connection down), they claim as they free.
 //
 // The branches of a wave here end in one turn whatever the machine's load: they wait for one
 // timer of the wave, then each for an immediate of its own, so they end one by one, with the
@@ -63,5 +68,55 @@ describePg('claims of tasks as slots free', () => {
     const limits = claims.mock.calls.map(([claim]) => claim.limit);
     expect(limits.length).toBeGreaterThanOrEqual(width / concurrency);
     expect(limits).toEqual(limits.map(() => concurrency));
+  }, 15_000);
+
+  /** Runs `graph` to its end on one worker of `store` (concurrency 4); the tasks each claim took. */
+  async function claimsOf(store: PostgresStore, runId: string): Promise<number[]> {
+    const taken: number[] = [];
+    const claim = store.claimTasks.bind(store);
+    vi.spyOn(store, 'claimTasks').mockImplementation(async (c) => {
+      const tasks = await claim(c);
+      taken.push(tasks.length);
+      return tasks;
+    });
+    const stop = new AbortController();
+    // No poll within the test: whatever claims happen, a slot or a notification asked for.
+    const working = new Worker(store, [pair], { concurrency, pollMs: 60_000 }).run(stop.signal);
+    try {
+      for (;;) {
+        if ((await store.listWorkers()).length === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await enqueue(store, pair, {}, { runId });
+      const until = Date.now() + 10_000;
+      while ((await store.getRun(runId))?.status !== 'succeeded') {
+        expect(Date.now()).toBeLessThan(until);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      // Time for the claims its last slots would have asked for.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      stop.abort();
+      await working;
+    }
+    return taken;
+  }
+  const pair = fanGraph('claim-pair', 2, sleep(30));
+
+  it('after a claim that emptied the queue, freed slots claim nothing until new tasks are told', async () => {
+    // The claim at start finds nothing; the run's two branches come in one claim (2 of 4
+    // slots: the queue is empty); their ends and the join's free slots, and nobody asks again.
+    expect(await claimsOf(db.store, 'told')).toEqual([0, 2]);
+  }, 15_000);
+
+  it('while the store is not told of new tasks (LISTEN down, or notify: false), a freed slot claims', async () => {
+    // As if its listening connection were down: nothing would tell the worker of new tasks.
+    vi.spyOn(db.store, 'listening', 'get').mockReturnValue(false);
+    const taken = await claimsOf(db.store, 'untold');
+    // The branches' claim, then one at least for the slots that freed after it.
+    const branches = taken.indexOf(2);
+    expect(branches).toBeGreaterThan(0);
+    expect(taken.slice(branches + 1).length).toBeGreaterThan(0);
   }, 15_000);
 });
