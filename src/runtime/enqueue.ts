@@ -47,10 +47,9 @@ export async function enqueue<S, I, O>(
   const [prepared] = prepare(graph as CompiledGraph, [input], options, [options.runId]);
   const { run } = prepared!;
   await recorded([prepared!], async () => {
-    await store.createRun(run);
-    // An inbox item is what wakes an idle worker at once (a notification); without it the run
-    // would wait for the next poll.
-    await store.wake(run.id, run.createdAt);
+    // With its wake-up, in one statement: an inbox item is what wakes an idle worker at once (a
+    // notification); without it the run would wait for the next poll.
+    await store.createRuns([run], { wake: true });
   });
   return run.id;
 }
@@ -88,9 +87,11 @@ export async function enqueueAll<S, I, O>(
   const prepared = prepare(graph as CompiledGraph, inputs, options, runIds ?? []);
   if (prepared.length === 0) return [];
   await recorded(prepared, async () => {
-    await store.createRuns(prepared.map((p) => p.run));
     // One wake-up is enough: a run never started is claimable without an inbox item of its own.
-    await store.wake(prepared[0]!.run.id, prepared[0]!.run.createdAt);
+    await store.createRuns(
+      prepared.map((p) => p.run),
+      { wake: true },
+    );
   });
   return prepared.map((p) => p.run.id);
 }

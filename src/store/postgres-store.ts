@@ -715,7 +715,10 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
     return groups.map((g) => held.has(g.runId));
   }
 
-  async createRuns(runs: readonly NewRun[]): Promise<void> {
+  async createRuns(
+    runs: readonly NewRun[],
+    options: { readonly wake?: boolean } = {},
+  ): Promise<void> {
     if (runs.length === 0) return;
     const column = <T>(pick: (r: NewRun) => T) => runs.map(pick);
     await this.#query(
@@ -731,15 +734,19 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
         column((r) => r.status),
         column((r) => r.snapshot),
         storeFormatVersion,
+        options.wake === true,
       ],
       (failure) => {
         if (uniqueViolation(failure) !== 'runs_pkey') return undefined;
         // The driver's detail names the id: "Key (id)=(r-7) already exists."
         const detail = (failure as { detail?: unknown }).detail;
         const id = typeof detail === 'string' ? /\(id\)=\((.*)\)/.exec(detail)?.[1] : undefined;
+        // One run: what createRun says of it.
         return new WaymarkError(
           'RUN_EXISTS',
-          `run "${id ?? '?'}" exists already (or is given twice): none of the ${runs.length} runs was recorded`,
+          runs.length === 1
+            ? `run "${runs[0]!.id}" exists already`
+            : `run "${id ?? '?'}" exists already (or is given twice): none of the ${runs.length} runs was recorded`,
           { retryable: false, ...(id !== undefined && { details: { runId: id } }) },
         );
       },

@@ -1,6 +1,6 @@
 import { expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { END, enqueueAll, graph, inspect, Worker } from '../../src/index.js';
+import { END, enqueue, enqueueAll, graph, inspect, Worker } from '../../src/index.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 
 // enqueueAll: a batch of runs for the workers in one statement, all or none.
@@ -18,7 +18,6 @@ const triage = graph('triage-batch', {
 describePg('enqueueAll', () => {
   it('records every run in one statement, wakes the workers once, and each run ends', async () => {
     const creates = vi.spyOn(db.store, 'createRuns');
-    const wakes = vi.spyOn(db.store, 'wake');
     try {
       const issues = Array.from({ length: 50 }, (_, i) => ({
         issue: i % 2 === 0 ? `crash ${i}` : `how ${i}`,
@@ -27,7 +26,11 @@ describePg('enqueueAll', () => {
       expect(ids).toHaveLength(50);
       expect(new Set(ids).size).toBe(50);
       expect(creates).toHaveBeenCalledTimes(1);
-      expect(wakes).toHaveBeenCalledTimes(1);
+      // One wake-up for them all, written by that statement: in the first run's inbox.
+      const { rows } = await db.pool.query(
+        `SELECT run_id, attempt FROM "${db.schema}".inbox ORDER BY id`,
+      );
+      expect(rows).toEqual([{ run_id: ids[0], attempt: null }]);
       expect(await db.store.listRuns({ labels: { batch: 'nightly' }, limit: 100 })).toHaveLength(
         50,
       );
@@ -79,6 +82,39 @@ describePg('enqueueAll', () => {
       }),
     ).rejects.toMatchObject({ code: 'RUN_EXISTS' });
     expect(await db.store.getRun('twice')).toBeUndefined();
+    // Nor a wake-up: the first batch's is the only one.
+    const { rows } = await db.pool.query(`SELECT run_id FROM "${db.schema}".inbox`);
+    expect(rows).toEqual([{ run_id: 'taken' }]);
+  });
+
+  it('enqueue of one run is that statement too; an id taken is refused as createRun refuses it', async () => {
+    await enqueue(db.store, triage, { issue: 'a' }, { runId: 'one' });
+    await expect(enqueue(db.store, triage, { issue: 'b' }, { runId: 'one' })).rejects.toMatchObject(
+      {
+        code: 'RUN_EXISTS',
+        message: 'RUN_EXISTS: run "one" exists already',
+        details: { runId: 'one' },
+      },
+    );
+    expect((await inspect(db.store, triage, 'one')).snapshot.state.issue).toBe('a');
+    const { rows } = await db.pool.query(`SELECT run_id FROM "${db.schema}".inbox`);
+    expect(rows).toEqual([{ run_id: 'one' }]);
+  });
+
+  it('without wake, createRuns writes no wake-up', async () => {
+    await enqueueAll(db.store, triage, [{ issue: 'a' }], { runIds: ['woken'] });
+    const { rows: before } = await db.pool.query(`SELECT run_id FROM "${db.schema}".inbox`);
+    const creates = vi.spyOn(db.store, 'createRuns');
+    try {
+      await enqueueAll(db.store, triage, [{ issue: 'b' }], { runIds: ['also'] });
+      const [runs] = creates.mock.calls[0]!;
+      await db.store.createRuns(runs.map((r) => ({ ...r, id: `${r.id}-quiet` })));
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(await db.store.getRun('also-quiet')).toBeDefined();
+    const { rows } = await db.pool.query(`SELECT run_id FROM "${db.schema}".inbox ORDER BY id`);
+    expect(rows).toEqual([...before, { run_id: 'also' }]);
   });
 
   it('ids for some inputs but not all is refused before anything is recorded', async () => {

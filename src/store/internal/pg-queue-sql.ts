@@ -119,19 +119,25 @@ export function queueTexts(s: string) {
         DELETE FROM ${s}.inbox i USING unnest($16::text[], $17::bigint[]) AS c (run_id, id), head h
         WHERE h.id = c.run_id AND i.run_id = c.run_id AND i.id = c.id)
       SELECT id FROM head`,
-    // Many new runs, all or none: a duplicate id fails the statement (runs_pkey).
+    // Many new runs, all or none: a duplicate id fails the statement (runs_pkey). $11: a
+    // wake-up in the first run's inbox (its trigger notifies), written once the run is.
     createRuns: `WITH given AS (
         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[],
           $6::text[], $7::double precision[], $8::text[], $9::text[])
-          AS g (id, graph, graph_hash, graph_version, state_version, labels, created_at, status, data)),
+          WITH ORDINALITY AS g (id, graph, graph_hash, graph_version, state_version, labels,
+            created_at, status, data, n)),
       run AS (
         INSERT INTO ${s}.runs (id, graph, graph_hash, graph_version, state_version, format, labels,
           created_at, seq, status, error, updated_at)
         SELECT id, graph, graph_hash, graph_version, state_version, $10, labels, created_at, 0,
           status, NULL, created_at FROM given
-        RETURNING id)
-      INSERT INTO ${s}.snapshots (run_id, seq, data)
-        SELECT g.id, 0, g.data FROM given g JOIN run r ON r.id = g.id`,
+        RETURNING id),
+      snapshot AS (
+        INSERT INTO ${s}.snapshots (run_id, seq, data)
+        SELECT g.id, 0, g.data FROM given g JOIN run r ON r.id = g.id)
+      INSERT INTO ${s}.inbox (run_id, attempt, at)
+        SELECT g.id, NULL, g.created_at FROM given g JOIN run r ON r.id = g.id
+        WHERE $11::boolean AND g.n = 1`,
     wake: `INSERT INTO ${s}.inbox (run_id, attempt, at) SELECT id, NULL, $2 FROM ${s}.runs WHERE id = $1`,
     inbox: `SELECT id, run_id, attempt, at FROM ${s}.inbox WHERE run_id = $1 ORDER BY id`,
     // Fenced by the run's lease, like a commit.
