@@ -208,7 +208,14 @@ export class Worker {
     return false;
   };
 
-  /** Folds the runs that have something to fold, side by side; true if it claimed any. */
+  /**
+   * Folds the runs that have something to fold, side by side; true if it should look again at
+   * once: its claim was full, or a fold gave a run back (with its commit, or unchanged). A
+   * worker that found the run held may have written a result meanwhile, and counts on the
+   * holder to claim after giving it back. A run handed on to this worker's own driving keeps
+   * its lease, so nobody is waiting for it: a claim that took less than it could, all driven
+   * now, waits for news as an empty one does.
+   */
   async #fold(graphs: readonly { name: string; hash: string }[]): Promise<boolean> {
     const me = this.#me;
     // The claim reads what each fold needs in the same round trip: the run and its inbox, both
@@ -222,24 +229,29 @@ export class Worker {
       graphs,
       limit: this.#options.folds,
     });
-    await Promise.all(claimed.map((c) => this.#foldOne(c)));
-    return claimed.length > 0;
+    const driven = await Promise.all(claimed.map((c) => this.#foldOne(c)));
+    return claimed.length === this.#options.folds || driven.some((d) => !d);
   }
 
-  async #foldOne(claimed: ClaimedRun): Promise<void> {
+  /** Folds one claimed run; true if the run went on to be driven by this worker, lease kept. */
+  async #foldOne(claimed: ClaimedRun): Promise<boolean> {
     const { lease } = claimed;
     let released = false;
+    let driven = false;
     try {
       if ('error' in claimed) throw claimed.error;
       const graph = this.#graphs.get(claimed.run.run.graph);
-      if (graph === undefined) return; // claimed by graph: only a deleted run gets here
+      if (graph === undefined) return false; // claimed by graph: only a deleted run gets here
       const folded = await foldRun(this.#store, graph, lease, this.#options.clock, claimed, {
         committer: this.#committer,
         ...(this.#options.inline && { hold: this.#hold }),
       });
       // A held run gives its lease up itself, when it is done with it.
       released = folded.released || folded.held !== undefined;
-      if (folded.held !== undefined) this.#drive(folded.held, graph);
+      if (folded.held !== undefined) {
+        this.#drive(folded.held, graph);
+        driven = true;
+      }
       this.#tell({
         type: 'folded',
         runId: lease.runId,
@@ -254,6 +266,7 @@ export class Worker {
       // A fold that committed gave the lease up with its commit.
       if (!released) await this.#store.release(lease).catch(() => {});
     }
+    return driven;
   }
 
   /** Claims as many tasks as it has room for and starts them; true if it claimed any. */

@@ -1,5 +1,6 @@
 import { afterEach, expect, it, vi } from 'vitest';
-import { enqueue, inspect, Worker } from '../../src/index.js';
+import { z } from 'zod';
+import { END, enqueue, graph, inspect, Worker } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { fanGraph, sleep } from './fixtures/fan.js';
@@ -13,6 +14,11 @@ import { fanGraph, sleep } from './fixtures/fan.js';
 // worker can take from it: while the store is told of new tasks (LISTEN), the slots that free
 // afterwards wait for that news instead of each asking an empty queue again. Untold (polling
 // only, or its LISTEN connection down), they claim as they free.
+//
+// A fold's claim of runs is looked at again at once when it was full, or when a fold gave a
+// run back: another worker may have written a result meanwhile and found the run held, and it
+// counts on the holder to claim after giving it back. A run this worker goes on driving keeps
+// its lease, so nobody waits on it: no claim follows that one but for news.
 //
 // The branches of a wave here end in one turn whatever the machine's load: they wait for one
 // timer of the wave, then each for an immediate of its own, so they end one by one, with the
@@ -118,5 +124,51 @@ describePg('claims of tasks as slots free', () => {
     const branches = taken.indexOf(2);
     expect(branches).toBeGreaterThan(0);
     expect(taken.slice(branches + 1).length).toBeGreaterThan(0);
+  }, 15_000);
+});
+
+describePg('claims of runs', () => {
+  const one = graph('claim-one', { state: z.object({ done: z.boolean().default(false) }) })
+    .node('only', () => ({ done: true }))
+    .edge('only', END)
+    .entry('only')
+    .compile();
+
+  /** The runs each claim of `one` worker took, while `runIds` are enqueued and run to their end. */
+  async function foldClaims(runIds: readonly string[]): Promise<number[]> {
+    const taken: number[] = [];
+    const claim = db.store.claimAndLoadRuns.bind(db.store);
+    vi.spyOn(db.store, 'claimAndLoadRuns').mockImplementation(async (c) => {
+      const runs = await claim(c);
+      taken.push(runs.length);
+      return runs;
+    });
+    const stop = new AbortController();
+    const working = new Worker(db.store, [one], { pollMs: 60_000 }).run(stop.signal);
+    try {
+      for (;;) {
+        if ((await db.store.listWorkers()).length === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      for (const runId of runIds) {
+        await enqueue(db.store, one, {}, { runId });
+        const until = Date.now() + 10_000;
+        while ((await db.store.getRun(runId))?.status !== 'succeeded') {
+          expect(Date.now()).toBeLessThan(until);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      stop.abort();
+      await working;
+    }
+    return taken;
+  }
+
+  it('a run folded and driven on by its worker is not followed by a claim that finds nothing', async () => {
+    // The claim at start, then one per run: each driven to its end within its own lease.
+    expect(await foldClaims(['a', 'b'])).toEqual([0, 1, 1]);
   }, 15_000);
 });
