@@ -272,7 +272,12 @@ export class Worker {
   /** Claims as many tasks as it has room for and starts them; true if it claimed any. */
   async #claim(graphs: readonly { name: string; hash: string }[]): Promise<boolean> {
     const room = this.#options.concurrency - this.#running;
-    if (room <= 0) return false;
+    // Woken with no room to claim, by news of tasks or a poll: the queue may hold work now, so
+    // the next slot that frees claims.
+    if (room <= 0) {
+      this.#drained = false;
+      return false;
+    }
     const me = this.#me;
     const tasks = await this.#store.claimTasks({
       owner: me.owner,

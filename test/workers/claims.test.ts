@@ -1,6 +1,6 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { END, enqueue, graph, inspect, Worker } from '../../src/index.js';
+import { type CompiledGraph, END, enqueue, graph, inspect, Worker } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { fanGraph, sleep } from './fixtures/fan.js';
@@ -44,30 +44,72 @@ async function endTogether(): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
 }
 const waves = fanGraph('claim-waves', width, endTogether);
+const pair = fanGraph('claim-pair', 2, sleep(30));
+const one = graph('claim-one', { state: z.object({ done: z.boolean().default(false) }) })
+  .node('only', () => ({ done: true }))
+  .edge('only', END)
+  .entry('only')
+  .compile();
+
+/**
+ * One worker on `store` (concurrency 4, and no poll within a test: whatever claims happen, a
+ * slot or a notification asked for) runs each of `runIds` of `g` to its end, one after another,
+ * then waits a little for any claim its last slots would ask for.
+ */
+async function runOn(store: PostgresStore, g: CompiledGraph, runIds: readonly string[]) {
+  const stop = new AbortController();
+  const working = new Worker(store, [g], { concurrency, pollMs: 60_000 }).run(stop.signal);
+  try {
+    for (;;) {
+      if ((await store.listWorkers()).length === 1) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    // Registered, and listening too before the run is there to wake it.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const runId of runIds) {
+      await enqueue(store, g, {}, { runId });
+      const until = Date.now() + 10_000;
+      while ((await store.getRun(runId))?.status !== 'succeeded') {
+        expect(Date.now()).toBeLessThan(until);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  } finally {
+    stop.abort();
+    await working;
+  }
+}
+
+/** How many tasks each claim of tasks on `store` took, from now on. */
+function tasksTaken(store: PostgresStore): number[] {
+  const taken: number[] = [];
+  const claim = store.claimTasks.bind(store);
+  vi.spyOn(store, 'claimTasks').mockImplementation(async (c) => {
+    const tasks = await claim(c);
+    taken.push(tasks.length);
+    return tasks;
+  });
+  return taken;
+}
+
+/** How many runs each claim of runs on `store` took, from now on. */
+function runsTaken(store: PostgresStore): number[] {
+  const taken: number[] = [];
+  const claim = store.claimAndLoadRuns.bind(store);
+  vi.spyOn(store, 'claimAndLoadRuns').mockImplementation(async (c) => {
+    const runs = await claim(c);
+    taken.push(runs.length);
+    return runs;
+  });
+  return taken;
+}
 
 describePg('claims of tasks as slots free', () => {
   it('the slots that bodies ending together free are claimed for in one claim', async () => {
     const claims = vi.spyOn(PostgresStore.prototype, 'claimTasks');
-    const stop = new AbortController();
     // One worker, so every wave is its own: its bodies start in one turn and end in one.
-    const working = new Worker(db.store, [waves], { concurrency, pollMs: 60_000 }).run(stop.signal);
-    try {
-      for (;;) {
-        if ((await db.store.listWorkers()).length === 1) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      // Registered, and listening too before the run is there to wake it.
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      await enqueue(db.store, waves, {}, { runId: 'waves' });
-      const until = Date.now() + 10_000;
-      while ((await db.store.getRun('waves'))?.status !== 'succeeded') {
-        expect(Date.now()).toBeLessThan(until);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    } finally {
-      stop.abort();
-      await working;
-    }
+    await runOn(db.store, waves, ['waves']);
     const view = await inspect(db.store, waves, 'waves');
     expect(view.snapshot.state.out).toEqual(Array.from({ length: width }, (_, i) => i));
     // Every claim asked for every slot: never 1 and then the other 3.
@@ -76,50 +118,57 @@ describePg('claims of tasks as slots free', () => {
     expect(limits).toEqual(limits.map(() => concurrency));
   }, 15_000);
 
-  /** Runs `graph` to its end on one worker of `store` (concurrency 4); the tasks each claim took. */
-  async function claimsOf(store: PostgresStore, runId: string): Promise<number[]> {
-    const taken: number[] = [];
-    const claim = store.claimTasks.bind(store);
-    vi.spyOn(store, 'claimTasks').mockImplementation(async (c) => {
-      const tasks = await claim(c);
-      taken.push(tasks.length);
-      return tasks;
-    });
+  it('after a claim that emptied the queue, freed slots claim nothing until new tasks are told', async () => {
+    const taken = tasksTaken(db.store);
+    await runOn(db.store, pair, ['told']);
+    // The claim at start finds nothing; the run's two branches come in one claim (2 of 4
+    // slots: the queue is empty); their ends and the join's free slots, and nobody asks again.
+    expect(taken).toEqual([0, 2]);
+  }, 15_000);
+
+  it('news of tasks that came while every slot was busy is claimed for by the next slot to free', async () => {
+    // One slot. The first run's node holds it (run where it was folded) while the second run
+    // is folded: its node becomes a task, told to a worker with no room for it. The first
+    // node's end must claim it; nothing else would until the next poll (a minute here).
+    const slow = graph('claim-slow', { state: z.object({ done: z.boolean().default(false) }) })
+      .node('only', async () => {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        return { done: true };
+      })
+      .edge('only', END)
+      .entry('only')
+      .compile();
     const stop = new AbortController();
-    // No poll within the test: whatever claims happen, a slot or a notification asked for.
-    const working = new Worker(store, [pair], { concurrency, pollMs: 60_000 }).run(stop.signal);
+    const working = new Worker(db.store, [slow], { concurrency: 1, pollMs: 60_000 }).run(
+      stop.signal,
+    );
     try {
       for (;;) {
-        if ((await store.listWorkers()).length === 1) break;
+        if ((await db.store.listWorkers()).length === 1) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
-      await enqueue(store, pair, {}, { runId });
-      const until = Date.now() + 10_000;
-      while ((await store.getRun(runId))?.status !== 'succeeded') {
-        expect(Date.now()).toBeLessThan(until);
+      const tasks = tasksTaken(db.store);
+      await enqueue(db.store, slow, {}, { runId: 'holds' });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await enqueue(db.store, slow, {}, { runId: 'waits' });
+      const until = Date.now() + 5_000;
+      while ((await db.store.getRun('waits'))?.status !== 'succeeded') {
+        expect(Date.now(), `claims of tasks: ${tasks}`).toBeLessThan(until);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      // Time for the claims its last slots would have asked for.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(tasks).toContain(1);
     } finally {
       stop.abort();
       await working;
     }
-    return taken;
-  }
-  const pair = fanGraph('claim-pair', 2, sleep(30));
-
-  it('after a claim that emptied the queue, freed slots claim nothing until new tasks are told', async () => {
-    // The claim at start finds nothing; the run's two branches come in one claim (2 of 4
-    // slots: the queue is empty); their ends and the join's free slots, and nobody asks again.
-    expect(await claimsOf(db.store, 'told')).toEqual([0, 2]);
   }, 15_000);
 
   it('while the store is not told of new tasks (LISTEN down, or notify: false), a freed slot claims', async () => {
     // As if its listening connection were down: nothing would tell the worker of new tasks.
     vi.spyOn(db.store, 'listening', 'get').mockReturnValue(false);
-    const taken = await claimsOf(db.store, 'untold');
+    const taken = tasksTaken(db.store);
+    await runOn(db.store, pair, ['untold']);
     // The branches' claim, then one at least for the slots that freed after it.
     const branches = taken.indexOf(2);
     expect(branches).toBeGreaterThan(0);
@@ -128,47 +177,10 @@ describePg('claims of tasks as slots free', () => {
 });
 
 describePg('claims of runs', () => {
-  const one = graph('claim-one', { state: z.object({ done: z.boolean().default(false) }) })
-    .node('only', () => ({ done: true }))
-    .edge('only', END)
-    .entry('only')
-    .compile();
-
-  /** The runs each claim of `one` worker took, while `runIds` are enqueued and run to their end. */
-  async function foldClaims(runIds: readonly string[]): Promise<number[]> {
-    const taken: number[] = [];
-    const claim = db.store.claimAndLoadRuns.bind(db.store);
-    vi.spyOn(db.store, 'claimAndLoadRuns').mockImplementation(async (c) => {
-      const runs = await claim(c);
-      taken.push(runs.length);
-      return runs;
-    });
-    const stop = new AbortController();
-    const working = new Worker(db.store, [one], { pollMs: 60_000 }).run(stop.signal);
-    try {
-      for (;;) {
-        if ((await db.store.listWorkers()).length === 1) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      for (const runId of runIds) {
-        await enqueue(db.store, one, {}, { runId });
-        const until = Date.now() + 10_000;
-        while ((await db.store.getRun(runId))?.status !== 'succeeded') {
-          expect(Date.now()).toBeLessThan(until);
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    } finally {
-      stop.abort();
-      await working;
-    }
-    return taken;
-  }
-
   it('a run folded and driven on by its worker is not followed by a claim that finds nothing', async () => {
+    const taken = runsTaken(db.store);
+    await runOn(db.store, one, ['a', 'b']);
     // The claim at start, then one per run: each driven to its end within its own lease.
-    expect(await foldClaims(['a', 'b'])).toEqual([0, 1, 1]);
+    expect(taken).toEqual([0, 1, 1]);
   }, 15_000);
 });
