@@ -217,6 +217,7 @@ export class Worker {
    * now, waits for news as an empty one does.
    */
   async #fold(graphs: readonly { name: string; hash: string }[]): Promise<boolean> {
+    if (this.#options.folds <= 0) return false;
     const me = this.#me;
     // The claim reads what each fold needs in the same round trip: the run and its inbox, both
     // under the lease, where nobody else consumes the inbox or commits but a cancellation,

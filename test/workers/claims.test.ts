@@ -183,4 +183,14 @@ describePg('claims of runs', () => {
     // The claim at start, then one per run: each driven to its end within its own lease.
     expect(taken).toEqual([0, 1, 1]);
   }, 15_000);
+
+  it('a worker that never folds (folds: 0) claims no runs, and does not ask again and again', async () => {
+    const taken = runsTaken(db.store);
+    const stop = new AbortController();
+    const working = new Worker(db.store, [one], { folds: 0, pollMs: 60_000 }).run(stop.signal);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    stop.abort();
+    await working;
+    expect(taken).toEqual([]);
+  });
 });
