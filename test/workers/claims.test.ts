@@ -12,8 +12,9 @@ import { fanGraph, sleep } from './fixtures/fan.js';
 //
 // A claim that finds fewer tasks than it has room for has emptied the queue as far as this
 // worker can take from it: while the store is told of new tasks (LISTEN), the slots that free
-// afterwards wait for that news instead of each asking an empty queue again. Untold (polling
-// only, or its LISTEN connection down), they claim as they free.
+// afterwards wait for that news instead of each asking an empty queue again; news that comes
+// while every slot is busy is kept for the next slot that frees. Untold (polling only, or its
+// LISTEN connection down), they claim as they free.
 //
 // A fold's claim of runs is looked at again at once when it was full, or when a fold gave a
 // run back: another worker may have written a result meanwhile and found the run held, and it
