@@ -101,7 +101,8 @@ export class Worker {
   /**
    * The last claim of tasks found fewer than it had room for: the queue held nothing more this
    * worker could take. While the store is told of new tasks, a freed slot waits for that news
-   * (or the next poll) rather than claiming from a queue known to be empty.
+   * (or the next poll) rather than claiming from a queue known to be empty. A round of the
+   * claim loop that had no room to claim clears it.
    */
   #drained = false;
   /** Set once the worker drains: it takes no more work to run itself. */
@@ -238,7 +239,6 @@ export class Worker {
   async #foldOne(claimed: ClaimedRun): Promise<boolean> {
     const { lease } = claimed;
     let released = false;
-    let driven = false;
     try {
       if ('error' in claimed) throw claimed.error;
       const graph = this.#graphs.get(claimed.run.run.graph);
@@ -249,28 +249,29 @@ export class Worker {
       });
       // A held run gives its lease up itself, when it is done with it.
       released = folded.released || folded.held !== undefined;
-      if (folded.held !== undefined) {
-        this.#drive(folded.held, graph);
-        driven = true;
-      }
+      if (folded.held !== undefined) this.#drive(folded.held, graph);
       this.#tell({
         type: 'folded',
         runId: lease.runId,
         committed: folded.committed,
         status: folded.status,
       });
+      return folded.held !== undefined;
     } catch (error) {
       if (isWaymarkError(error) && error.code === 'LEASE_LOST')
         this.#tell({ type: 'lost', runId: lease.runId });
       else this.#tell({ type: 'error', error });
+      return false;
     } finally {
       // A fold that committed gave the lease up with its commit.
       if (!released) await this.#store.release(lease).catch(() => {});
     }
-    return driven;
   }
 
-  /** Claims as many tasks as it has room for and starts them; true if it claimed any. */
+  /**
+   * Claims as many tasks as it has room for and starts them; true if it filled that room, so
+   * that the queue may hold more.
+   */
   async #claim(graphs: readonly { name: string; hash: string }[]): Promise<boolean> {
     const room = this.#options.concurrency - this.#running;
     // Woken with no room to claim, by news of tasks or a poll: the queue may hold work now, so

@@ -2,6 +2,7 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { type CompiledGraph, END, enqueue, graph, inspect, Worker } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
+import type { WorkClaim } from '../../src/store/store.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { fanGraph, sleep } from './fixtures/fan.js';
 
@@ -82,28 +83,16 @@ async function runOn(store: PostgresStore, g: CompiledGraph, runIds: readonly st
   }
 }
 
-/** How many tasks each claim of tasks on `store` took, from now on. */
-function tasksTaken(store: PostgresStore): number[] {
-  const taken: number[] = [];
-  const claim = store.claimTasks.bind(store);
-  vi.spyOn(store, 'claimTasks').mockImplementation(async (c) => {
-    const tasks = await claim(c);
-    taken.push(tasks.length);
-    return tasks;
-  });
-  return taken;
-}
-
-/** How many runs each claim of runs on `store` took, from now on. */
-function runsTaken(store: PostgresStore): number[] {
-  const taken: number[] = [];
-  const claim = store.claimAndLoadRuns.bind(store);
-  vi.spyOn(store, 'claimAndLoadRuns').mockImplementation(async (c) => {
-    const runs = await claim(c);
-    taken.push(runs.length);
-    return runs;
-  });
-  return taken;
+/** How many tasks (or runs) each claim of `method` on `store` took, from now on. */
+function claimCounts(store: PostgresStore, method: 'claimTasks' | 'claimAndLoadRuns'): number[] {
+  const counts: number[] = [];
+  const claim = store[method].bind(store) as (claim: WorkClaim) => Promise<readonly unknown[]>;
+  vi.spyOn(store, method).mockImplementation((async (c: WorkClaim) => {
+    const got = await claim(c);
+    counts.push(got.length);
+    return got;
+  }) as never);
+  return counts;
 }
 
 describePg('claims of tasks as slots free', () => {
@@ -120,7 +109,7 @@ describePg('claims of tasks as slots free', () => {
   }, 15_000);
 
   it('after a claim that emptied the queue, freed slots claim nothing until new tasks are told', async () => {
-    const taken = tasksTaken(db.store);
+    const taken = claimCounts(db.store, 'claimTasks');
     await runOn(db.store, pair, ['told']);
     // The claim at start finds nothing; the run's two branches come in one claim (2 of 4
     // slots: the queue is empty); their ends and the join's free slots, and nobody asks again.
@@ -149,7 +138,7 @@ describePg('claims of tasks as slots free', () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
-      const tasks = tasksTaken(db.store);
+      const tasks = claimCounts(db.store, 'claimTasks');
       await enqueue(db.store, slow, {}, { runId: 'holds' });
       await new Promise((resolve) => setTimeout(resolve, 50));
       await enqueue(db.store, slow, {}, { runId: 'waits' });
@@ -168,7 +157,7 @@ describePg('claims of tasks as slots free', () => {
   it('while the store is not told of new tasks (LISTEN down, or notify: false), a freed slot claims', async () => {
     // As if its listening connection were down: nothing would tell the worker of new tasks.
     vi.spyOn(db.store, 'listening', 'get').mockReturnValue(false);
-    const taken = tasksTaken(db.store);
+    const taken = claimCounts(db.store, 'claimTasks');
     await runOn(db.store, pair, ['untold']);
     // The branches' claim, then one at least for the slots that freed after it.
     const branches = taken.indexOf(2);
@@ -179,14 +168,14 @@ describePg('claims of tasks as slots free', () => {
 
 describePg('claims of runs', () => {
   it('a run folded and driven on by its worker is not followed by a claim that finds nothing', async () => {
-    const taken = runsTaken(db.store);
+    const taken = claimCounts(db.store, 'claimAndLoadRuns');
     await runOn(db.store, one, ['a', 'b']);
     // The claim at start, then one per run: each driven to its end within its own lease.
     expect(taken).toEqual([0, 1, 1]);
   }, 15_000);
 
   it('a worker that never folds (folds: 0) claims no runs, and does not ask again and again', async () => {
-    const taken = runsTaken(db.store);
+    const taken = claimCounts(db.store, 'claimAndLoadRuns');
     const stop = new AbortController();
     const working = new Worker(db.store, [one], { folds: 0, pollMs: 60_000 }).run(stop.signal);
     await new Promise((resolve) => setTimeout(resolve, 300));
