@@ -214,8 +214,10 @@ export class Worker {
    * once: its claim was full, or a fold gave a run back (with its commit, or unchanged). A
    * worker that found the run held may have written a result meanwhile, and counts on the
    * holder to claim after giving it back. A run handed on to this worker's own driving keeps
-   * its lease, so nobody is waiting for it: a claim that took less than it could, all driven
-   * now, waits for news as an empty one does.
+   * its lease, so nobody is waiting for it, and a run that cannot be read cannot be folded by
+   * another claim either: a claim that took less than it could, and owes no such claim, waits
+   * for news as an empty one does (a damaged run is tried again at the next poll, not in a
+   * loop).
    */
   async #fold(graphs: readonly { name: string; hash: string }[]): Promise<boolean> {
     if (this.#options.folds <= 0) return false;
@@ -231,16 +233,23 @@ export class Worker {
       graphs,
       limit: this.#options.folds,
     });
-    const driven = await Promise.all(claimed.map((c) => this.#foldOne(c)));
-    return claimed.length === this.#options.folds || driven.some((d) => !d);
+    const owed = await Promise.all(claimed.map((c) => this.#foldOne(c)));
+    return claimed.length === this.#options.folds || owed.some(Boolean);
   }
 
-  /** Folds one claimed run; true if the run went on to be driven by this worker, lease kept. */
+  /**
+   * Folds one claimed run; true if it gave the run back readable and not driven on here, so
+   * that a result written meanwhile may wait for this worker's next claim.
+   */
   async #foldOne(claimed: ClaimedRun): Promise<boolean> {
     const { lease } = claimed;
+    if ('error' in claimed) {
+      this.#tell({ type: 'error', error: claimed.error });
+      await this.#store.release(lease).catch(() => {});
+      return false;
+    }
     let released = false;
     try {
-      if ('error' in claimed) throw claimed.error;
       const graph = this.#graphs.get(claimed.run.run.graph);
       if (graph === undefined) return false; // claimed by graph: only a deleted run gets here
       const folded = await foldRun(this.#store, graph, lease, this.#options.clock, claimed, {
@@ -256,12 +265,12 @@ export class Worker {
         committed: folded.committed,
         status: folded.status,
       });
-      return folded.held !== undefined;
+      return folded.held === undefined;
     } catch (error) {
       if (isWaymarkError(error) && error.code === 'LEASE_LOST')
         this.#tell({ type: 'lost', runId: lease.runId });
       else this.#tell({ type: 'error', error });
-      return false;
+      return true;
     } finally {
       // A fold that committed gave the lease up with its commit.
       if (!released) await this.#store.release(lease).catch(() => {});

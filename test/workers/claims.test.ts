@@ -20,7 +20,8 @@ import { fanGraph, sleep } from './fixtures/fan.js';
 // A fold's claim of runs is looked at again at once when it was full, or when a fold gave a
 // run back: another worker may have written a result meanwhile and found the run held, and it
 // counts on the holder to claim after giving it back. A run this worker goes on driving keeps
-// its lease, so nobody waits on it: no claim follows that one but for news.
+// its lease, so nobody waits on it, and a run that cannot be read cannot be folded by anyone:
+// no claim follows those but for news (or the next poll).
 //
 // The branches of a wave here end in one turn whatever the machine's load: they wait for one
 // timer of the wave, then each for an immediate of its own, so they end one by one, with the
@@ -182,5 +183,25 @@ describePg('claims of runs', () => {
     stop.abort();
     await working;
     expect(taken).toEqual([]);
+  });
+
+  it('a run that cannot be read is not claimed again and again: the next poll tries it again', async () => {
+    await enqueue(db.store, one, {}, { runId: 'damaged' });
+    await db.pool.query(`DELETE FROM "${db.schema}".snapshots WHERE run_id = 'damaged'`);
+    const taken = claimCounts(db.store, 'claimAndLoadRuns');
+    const errors: unknown[] = [];
+    const stop = new AbortController();
+    const working = new Worker(db.store, [one], {
+      pollMs: 60_000,
+      onEvent: (event) => {
+        if (event.type === 'error') errors.push(event.error);
+      },
+    }).run(stop.signal);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    stop.abort();
+    await working;
+    // Claimed once at start, its error told once; it waits for the next poll, not a loop.
+    expect(taken).toEqual([1]);
+    expect(errors).toEqual([expect.objectContaining({ code: 'STORE_CORRUPT' })]);
   });
 });
