@@ -186,8 +186,13 @@ describePg('claims of runs', () => {
   });
 
   it('a run that cannot be read is not claimed again and again: the next poll tries it again', async () => {
+    const told = db.store.notifiedOf('runs');
     await enqueue(db.store, one, {}, { runId: 'damaged' });
     await db.pool.query(`DELETE FROM "${db.schema}".snapshots WHERE run_id = 'damaged'`);
+    // The enqueue's wake-up reaches the store before the worker starts, if it listens already:
+    // the worker's first claim is the one that finds the run, and no news comes after it.
+    for (let i = 0; i < 200 && db.store.listening && db.store.notifiedOf('runs') === told; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     const taken = claimCounts(db.store, 'claimAndLoadRuns');
     const errors: unknown[] = [];
     const stop = new AbortController();
