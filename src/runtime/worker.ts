@@ -300,7 +300,7 @@ export class Worker {
     });
     for (const task of tasks) this.#start(task);
     this.#drained = tasks.length < room;
-    return tasks.length > 0 && !this.#drained;
+    return !this.#drained;
   }
 
   #start(task: ClaimedTask): void {
