@@ -29,6 +29,14 @@ export const systemClock: Clock = {
     }),
 };
 
+/**
+ * Milliseconds on a clock that only moves forward (not wall time): how a worker counts down the
+ * leases it holds, which a jump of the wall clock must not stretch.
+ */
+export function monotonicMs(): number {
+  return performance.now();
+}
+
 /** A fresh run id (a v4 UUID). */
 export function newRunId(): string {
   return randomUUID();

@@ -1,7 +1,7 @@
 import { isWaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { ClaimedRun, ClaimedTask, Store, WorkKind, WorkQueue } from '../store/store.js';
-import { type Clock, systemClock } from './clock.js';
+import { type Clock, monotonicMs, systemClock } from './clock.js';
 import { foldRun } from './fold.js';
 import type { HeldRun, Slot } from './held-run.js';
 import { newOwner, type Owner } from './identity.js';
@@ -62,6 +62,33 @@ export type WorkerEvent =
   | { readonly type: 'error'; readonly error: unknown };
 
 /**
+ * When a lease this worker holds was last known to be good, by {@link monotonicMs}: when the
+ * claim or the renewal that set its expiry was sent. The database stamped that expiry no
+ * earlier, so counting from here never finds a lease later than it is.
+ */
+interface Kept {
+  at: number;
+  /** It could not be renewed in time: this worker stopped the work, and writes nothing of it. */
+  lapsed: boolean;
+}
+
+/** A task whose body runs in this worker. */
+interface InFlight {
+  readonly task: ClaimedTask;
+  readonly stop: AbortController;
+  readonly done: Promise<void>;
+  readonly slot: { held: boolean };
+  readonly kept: Kept;
+}
+
+/** A run this worker drives itself, under the run's lease. */
+interface Held {
+  readonly run: HeldRun;
+  readonly done: Promise<void>;
+  readonly kept: Kept;
+}
+
+/**
  * A `waymark worker`: claims the work of the graphs it was given from a store's work queue,
  * folding runs' inboxes into their histories and running their nodes' bodies, up to
  * `concurrency` at a time. Every claim is a lease by the store's clock, renewed in one batch
@@ -95,7 +122,7 @@ export class Worker {
    */
   #running = 0;
   /** Runs this worker holds to run their sole next activation itself, by run id. */
-  readonly #held = new Map<string, { readonly run: HeldRun; readonly done: Promise<void> }>();
+  readonly #held = new Map<string, Held>();
   /** A nudge of the claim loop for freed slots is due at the end of this loop turn. */
   #freed = false;
   /**
@@ -109,15 +136,7 @@ export class Worker {
   #draining = false;
   /** The signal the worker runs until: once it aborts, the fold loop folds nothing more. */
   #stopping: AbortSignal | undefined;
-  readonly #inFlight = new Map<
-    string,
-    {
-      readonly task: ClaimedTask;
-      readonly stop: AbortController;
-      readonly done: Promise<void>;
-      readonly slot: { held: boolean };
-    }
-  >();
+  readonly #inFlight = new Map<string, InFlight>();
 
   constructor(
     store: Store & WorkQueue,
@@ -222,6 +241,7 @@ export class Worker {
   async #fold(graphs: readonly { name: string; hash: string }[]): Promise<boolean> {
     if (this.#options.folds <= 0) return false;
     const me = this.#me;
+    const sent = monotonicMs();
     // The claim reads what each fold needs in the same round trip: the run and its inbox, both
     // under the lease, where nobody else consumes the inbox or commits but a cancellation,
     // which the fold meets as a conflict.
@@ -233,7 +253,7 @@ export class Worker {
       graphs,
       limit: this.#options.folds,
     });
-    const owed = await Promise.all(claimed.map((c) => this.#foldOne(c)));
+    const owed = await Promise.all(claimed.map((c) => this.#foldOne(c, sent)));
     return claimed.length === this.#options.folds || owed.some(Boolean);
   }
 
@@ -241,7 +261,7 @@ export class Worker {
    * Folds one claimed run; true if it gave the run back readable and not driven on here, so
    * that a result written meanwhile may wait for this worker's next claim.
    */
-  async #foldOne(claimed: ClaimedRun): Promise<boolean> {
+  async #foldOne(claimed: ClaimedRun, sent: number): Promise<boolean> {
     const { lease } = claimed;
     if ('error' in claimed) {
       this.#tell({ type: 'error', error: claimed.error });
@@ -258,7 +278,7 @@ export class Worker {
       });
       // A held run gives its lease up itself, when it is done with it.
       released = folded.released || folded.held !== undefined;
-      if (folded.held !== undefined) this.#drive(folded.held, graph);
+      if (folded.held !== undefined) this.#drive(folded.held, graph, sent);
       this.#tell({
         type: 'folded',
         runId: lease.runId,
@@ -290,6 +310,7 @@ export class Worker {
       return false;
     }
     const me = this.#me;
+    const sent = monotonicMs();
     const tasks = await this.#store.claimTasks({
       owner: me.owner,
       host: me.host,
@@ -298,16 +319,17 @@ export class Worker {
       graphs,
       limit: room,
     });
-    for (const task of tasks) this.#start(task);
+    for (const task of tasks) this.#start(task, sent);
     this.#drained = tasks.length < room;
     return !this.#drained;
   }
 
-  #start(task: ClaimedTask): void {
+  #start(task: ClaimedTask, sent: number): void {
     const key = `${task.runId}/${task.activation}`;
     const stop = new AbortController();
     const graph = this.#graphs.get(task.graph)!;
     const slot = { held: true };
+    const kept: Kept = { at: sent, lapsed: false };
     this.#running++;
     const done = runTask(this.#store, graph, task, {
       clock: this.#options.clock,
@@ -317,6 +339,8 @@ export class Worker {
       // it: that one claims again after its commit, and finds the result there).
       finish: async (t, attempt, at) => {
         this.#free(slot);
+        // Stopped for a lease this worker could not renew: the next claim runs it again.
+        if (kept.lapsed) return false;
         const held = await this.#finisher.finish(t, attempt, at);
         if (held) this.#nudge('runs');
         return held;
@@ -331,10 +355,12 @@ export class Worker {
       })
       .catch((error: unknown) => this.#tell({ type: 'error', error }))
       .finally(() => {
-        this.#inFlight.delete(key);
+        // Not the claim that came after it: a task stopped for its lease may be claimed again
+        // by this worker while its body, deaf to its signal, still runs.
+        if (this.#inFlight.get(key)?.kept === kept) this.#inFlight.delete(key);
         this.#free(slot);
       });
-    this.#inFlight.set(key, { task, stop, done, slot });
+    this.#inFlight.set(key, { task, stop, done, slot, kept });
   }
 
   /** A slot for a run's next activation, if this worker has room and is not draining. */
@@ -346,7 +372,7 @@ export class Worker {
   };
 
   /** Runs a held run's activations, one after another while it stays sequential; then lets it go. */
-  #drive(run: HeldRun, graph: CompiledGraph): void {
+  #drive(run: HeldRun, graph: CompiledGraph, sent: number): void {
     const { runId } = run.lease;
     const { clock, telemetry } = this.#options;
     // The telemetry of the attempt running now: told whether its commit landed.
@@ -384,8 +410,10 @@ export class Worker {
           await this.#store.release(run.lease).catch(() => {});
         },
       )
-      .finally(() => this.#held.delete(runId));
-    this.#held.set(runId, { run, done });
+      .finally(() => {
+        if (this.#held.get(runId)?.run === run) this.#held.delete(runId);
+      });
+    this.#held.set(runId, { run, done, kept: { at: sent, lapsed: false } });
   }
 
   /**
@@ -412,31 +440,47 @@ export class Worker {
   }
 
   /**
-   * Renews this worker's registration and every task lease it holds in one batch, every third of
-   * a lease; a task whose lease is lost is told to stop (its signal aborts).
+   * Renews this worker's registration and every lease it holds in one batch, every third of a
+   * lease; a task whose lease is lost is told to stop (its signal aborts). Work whose lease
+   * could not be renewed in time (the store unreachable, or a renewal that hangs) is stopped
+   * before that lease can expire: by then another worker may take it over.
    */
   async #keep(register: () => Promise<void>, signal: AbortSignal): Promise<void> {
     const { leaseMs } = this.#options;
     const every = Math.max(1, Math.floor(leaseMs / 3));
+    // Not one at a time: a renewal whose reply never comes (a connection dead without a word)
+    // must not keep the next ones from being tried once the database is back.
+    const renewing = new Set<Promise<void>>();
     while (!signal.aborted) {
       await systemClock.sleep(every, signal);
-      if (signal.aborted) return;
-      try {
-        await register();
-        await Promise.all([this.#renewTasks(leaseMs), this.#renewHeld(leaseMs)]);
-      } catch (error) {
-        this.#tell({ type: 'error', error });
-      }
+      if (signal.aborted) break;
+      // On every tick, whether the renewal before came back or not: one that hangs must not
+      // keep the work going past its leases.
+      this.#lapse(every);
+      const renewal = this.#renew(register, leaseMs).finally(() => renewing.delete(renewal));
+      renewing.add(renewal);
+    }
+    // A registration still in flight could land after the worker unregisters; a hung one is
+    // not waited for longer than a tick.
+    if (renewing.size > 0) await Promise.race([Promise.all(renewing), systemClock.sleep(every)]);
+  }
+
+  async #renew(register: () => Promise<void>, leaseMs: number): Promise<void> {
+    const sent = monotonicMs();
+    const renewals = [register(), this.#renewTasks(leaseMs, sent), this.#renewHeld(leaseMs, sent)];
+    for (const result of await Promise.allSettled(renewals)) {
+      if (result.status === 'rejected') this.#tell({ type: 'error', error: result.reason });
     }
   }
 
-  async #renewTasks(leaseMs: number): Promise<void> {
+  async #renewTasks(leaseMs: number, sent: number): Promise<void> {
     const held = [...this.#inFlight.values()];
     if (held.length === 0) return;
     const { lost } = await this.#store.renewTasks(
       held.map((h) => h.task),
       leaseMs,
     );
+    for (const h of held) h.kept.at = sent;
     for (const key of lost) {
       // Cancelled, or taken over: nothing this attempt does can be recorded now, so the
       // worker stops waiting for it and frees its slot.
@@ -454,13 +498,15 @@ export class Worker {
    * process stopped meanwhile (a cancellation takes no lease; a task would have been deleted):
    * as soon as a task's would be.
    */
-  async #renewHeld(leaseMs: number): Promise<void> {
-    const held = [...this.#held.values()].map((h) => h.run);
-    if (held.length === 0) return;
+  async #renewHeld(leaseMs: number, sent: number): Promise<void> {
+    const entries = [...this.#held.values()];
+    if (entries.length === 0) return;
+    const held = entries.map((h) => h.run);
     const { lost } = await this.#store.renew(
       held.map((h) => h.lease),
       leaseMs,
     );
+    for (const h of entries) h.kept.at = sent;
     for (const runId of lost) {
       const held = this.#held.get(runId)?.run;
       if (held === undefined) continue;
@@ -477,6 +523,31 @@ export class Worker {
           this.#tell({ type: 'lost', runId: h.lease.runId, activation: h.activation.id });
         }),
     );
+  }
+
+  /**
+   * Stops the work whose lease may expire before the next renewal could land: what it ends in
+   * is not written, and its lease is left to expire, so the next claim (epoch + 1) runs it
+   * again. Only the store's clock decides expiry; this one counts from before the claim or
+   * renewal was sent, so it stops the work earlier, never later.
+   */
+  #lapse(every: number): void {
+    const { leaseMs } = this.#options;
+    const late = (kept: Kept) => !kept.lapsed && monotonicMs() + every >= kept.at + leaseMs;
+    for (const [key, held] of this.#inFlight) {
+      if (!late(held.kept)) continue;
+      held.kept.lapsed = true;
+      held.stop.abort(new Error("this worker could not renew the task's lease in time"));
+      this.#inFlight.delete(key);
+      this.#free(held.slot);
+      this.#tell({ type: 'lost', runId: held.task.runId, activation: held.task.activation });
+    }
+    for (const [runId, held] of this.#held) {
+      if (!late(held.kept)) continue;
+      held.kept.lapsed = true;
+      held.run.stop('lost');
+      this.#tell({ type: 'lost', runId, activation: held.run.activation.id });
+    }
   }
 
   /** Lets the nodes in flight finish within a lease's length; gives back what is left unrun. */
