@@ -16,6 +16,7 @@ import { foldRun } from '../../src/runtime/fold.js';
 import { runTask } from '../../src/runtime/run-task.js';
 import type { Commit } from '../../src/store/store.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
+import { until } from './fixtures/until.js';
 
 // A worker that folds a run and finds one activation to run next, with nothing else in flight,
 // runs it itself under the run's lease (if it has room) instead of queueing a task: a chain's
@@ -44,16 +45,6 @@ async function withWorker<T>(
   } finally {
     stop.abort();
     await working;
-  }
-}
-
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 15_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 

@@ -11,6 +11,7 @@ import {
   type WorkerEvent,
 } from '../../src/index.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
+import { until } from './fixtures/until.js';
 
 // A worker that cannot renew its leases in time stops the work they cover before they can
 // expire, and writes nothing of it: from then on another worker may take that work over, and
@@ -28,16 +29,6 @@ afterEach(() => {
 
 const State = z.object({ log: z.array(z.string()).default([]) });
 const leaseMs = 1_500;
-
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 15_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describePg('a worker that cannot renew its leases in time', () => {
   it.each([

@@ -9,6 +9,7 @@ import { buildSrc, root } from '../crash/harness.js';
 import { describePg, dropSchema, pgUrl, schemaName, testPool } from '../store/fixtures/postgres.js';
 // @ts-expect-error: a plain-JavaScript module shared with the worker processes
 import { chaosGraphs } from './chaos-graphs.mjs';
+import { until } from './fixtures/until.js';
 
 // A worker paused with SIGSTOP past its lease, then continued: its work was taken over by another
 // worker, and what it sends afterwards (its late result) is refused: the activation completes
@@ -41,19 +42,8 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  ms = 20_000,
-): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(50);
-  }
-}
+// Takeovers wait out a lease of 1.5 s and a poll: more time than other tests give.
+const within = <T>(what: string, check: () => Promise<T | undefined>) => until(what, check, 20_000);
 
 describePg('a zombie worker', () => {
   /** A worker process with a 1.5 s lease; `inline: false` queues every activation as a task. */
@@ -87,7 +77,7 @@ describePg('a zombie worker', () => {
   /** The run ended once, with the second worker's result; both bodies ran, the zombie's was refused. */
   async function tookOver(runId: string, log: string, first: ChildProcess, second: ChildProcess) {
     const graphs = graphsFor(log);
-    const done = await until('the run ends', async () => {
+    const done = await within('the run ends', async () => {
       const run = await store.getRun(runId);
       return run?.status === 'succeeded' ? run : undefined;
     });
@@ -117,14 +107,14 @@ describePg('a zombie worker', () => {
     writeFileSync(log, '');
     const first = start(log, false);
     await enqueue(store, graphsFor(log).zombie!, {}, { runId: 'z' });
-    const claimed = await until('the first worker claims the slow node', async () => {
+    const claimed = await within('the first worker claims the slow node', async () => {
       const [task] = await store.listTasks('z');
       return task?.owner.includes(`:${first.pid}:`) ? task : undefined;
     });
     first.kill('SIGSTOP'); // frozen mid-node: it can neither renew nor finish
 
     const second = start(log, false);
-    const taken = await until('another worker takes the task over', async () => {
+    const taken = await within('another worker takes the task over', async () => {
       const [task] = await store.listTasks('z');
       return task !== undefined &&
         task.epoch > claimed.epoch &&
@@ -146,7 +136,7 @@ describePg('a zombie worker', () => {
     await enqueue(store, graphsFor(log).zombie!, {}, { runId: 'h' });
     // No task: the worker that folded the run's start runs its first node itself, under the
     // run's lease.
-    const held = await until('the first worker holds the run and runs the slow node', async () => {
+    const held = await within('the first worker holds the run and runs the slow node', async () => {
       const run = await store.getRun('h');
       const started = readFileSync(log, 'utf8').includes(`h slow:1 1 ${first.pid} `);
       return started && run?.lease?.owner.includes(`:${first.pid}:`) ? run.lease : undefined;
@@ -155,7 +145,7 @@ describePg('a zombie worker', () => {
     first.kill('SIGSTOP');
 
     const second = start(log, true);
-    const taken = await until('another worker takes the run over', async () => {
+    const taken = await within('another worker takes the run over', async () => {
       const lease = (await store.getRun('h'))?.lease;
       return lease !== null &&
         lease !== undefined &&
