@@ -16,7 +16,13 @@ export type HeldStop =
   /** The worker is shutting down: the activation is left for the next claim of the run. */
   | 'drain'
   /** The run stopped (cancelled from another process): the commit after the body meets it. */
-  | 'stopped';
+  | 'stopped'
+  /**
+   * The worker could not renew the run's lease in time: a completion the body reaches anyway is
+   * committed, fenced by the epoch; a failure, most likely the stop's own doing, is left for
+   * the next claim, which runs the node again.
+   */
+  | 'lapsed';
 
 /** What a held run needs from the worker that holds it. */
 export interface HeldDriver {
@@ -91,6 +97,7 @@ export class HeldRun {
         this.#slot.free();
       }
       if (this.#why === 'lost' || this.#why === 'drain') return { released: false };
+      if (this.#why === 'lapsed' && attempt.event.type !== 'completed') return { released: false };
       this.#book.add([{ event: attempt.event, attempt }]);
       const candidate = this.#why === undefined ? this.#book.soleNext() : undefined;
       const slot = candidate === undefined ? undefined : driver.hold();

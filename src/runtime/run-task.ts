@@ -31,8 +31,16 @@ export async function runTask(
   graph: CompiledGraph,
   task: ClaimedTask,
   options: AttemptOptions & {
-    /** Where the result goes: a worker's task finisher; by default, a statement of its own. */
-    readonly finish?: (task: ClaimedTask, attempt: string, at: number) => Promise<boolean>;
+    /**
+     * Where the result goes: a worker's task finisher; by default, a statement of its own.
+     * `ended` is the attempt `attempt` is the stored text of.
+     */
+    readonly finish?: (
+      task: ClaimedTask,
+      attempt: string,
+      at: number,
+      ended: Attempt,
+    ) => Promise<boolean>;
   },
 ): Promise<boolean> {
   const { clock } = options;
@@ -46,7 +54,7 @@ export async function runTask(
   const result = stringify(attempt, graph);
   const recorded =
     options.finish !== undefined
-      ? await options.finish(task, result, clock.now())
+      ? await options.finish(task, result, clock.now(), attempt)
       : (await store.finishTasks([{ task, attempt: result, at: clock.now() }]))[0] === true;
   ended?.(recorded);
   return recorded;

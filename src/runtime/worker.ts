@@ -68,7 +68,7 @@ export type WorkerEvent =
  */
 interface Kept {
   at: number;
-  /** It could not be renewed in time: this worker stopped the work, and writes nothing of it. */
+  /** It could not be renewed in time: this worker stopped the work, and writes no failure of it. */
   lapsed: boolean;
 }
 
@@ -337,10 +337,12 @@ export class Worker {
       // The body ended: its slot is free while its result is written. Once the result is in
       // the inbox, this worker's fold loop claims the run (or finds that another fold holds
       // it: that one claims again after its commit, and finds the result there).
-      finish: async (t, attempt, at) => {
+      finish: async (t, attempt, at, ended) => {
         this.#free(slot);
-        // Stopped for a lease this worker could not renew: the next claim runs it again.
-        if (kept.lapsed) return false;
+        // Stopped for a lease this worker could not renew: a failure is most likely the stop's
+        // own doing, and the next claim runs the node again. A body that completed anyway is
+        // offered to the fence like any result: taken over, it is refused.
+        if (kept.lapsed && ended.event.type !== 'completed') return false;
         const held = await this.#finisher.finish(t, attempt, at);
         if (held) this.#nudge('runs');
         return held;
@@ -526,10 +528,11 @@ export class Worker {
   }
 
   /**
-   * Stops the work whose lease may expire before the next renewal could land: what it ends in
-   * is not written, and its lease is left to expire, so the next claim (epoch + 1) runs it
-   * again. Only the store's clock decides expiry; this one counts from before the claim or
-   * renewal was sent, so it stops the work earlier, never later.
+   * Stops the work whose lease may expire before the next renewal could land: its signal
+   * aborts, a failure it ends in is not written, and its lease is left to expire, so the next
+   * claim (epoch + 1) runs it again; a body deaf to its signal that completes is written, fenced
+   * by its epoch like any result. Only the store's clock decides expiry; this one counts from
+   * before the claim or renewal was sent, so it stops the work earlier, never later.
    */
   #lapse(every: number): void {
     const { leaseMs } = this.#options;
@@ -545,7 +548,7 @@ export class Worker {
     for (const [runId, held] of this.#held) {
       if (!late(held.kept)) continue;
       held.kept.lapsed = true;
-      held.run.stop('lost');
+      held.run.stop('lapsed');
       this.#tell({ type: 'lost', runId, activation: held.run.activation.id });
     }
   }
