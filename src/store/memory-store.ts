@@ -1,15 +1,27 @@
 import { WaymarkError } from '../error/waymark-error.js';
-import { type LeaseRow, leaseLost, leaseView, runOwned, takeLease } from './internal/leases.js';
+import {
+  checkLeaseMs,
+  type LeaseRow,
+  leaseLost,
+  leaseView,
+  runOwned,
+  takeLease,
+} from './internal/leases.js';
+import { MemoryQueue } from './internal/memory-queue.js';
 import { waitClosed } from './internal/waits.js';
 import type {
+  ClaimedTask,
   Commit,
   EffectRecord,
+  FinishedTask,
+  InboxRecord,
   Lease,
   LeaseClaim,
   LoadedRun,
   MemoRecord,
   NewRun,
   RunFilter,
+  RunGroup,
   RunPosition,
   RunRecord,
   RunUsage,
@@ -17,8 +29,11 @@ import type {
   StoredEvent,
   TimerRecord,
   WaitRecord,
+  WorkClaim,
+  WorkerRecord,
 } from './store.js';
-import { storeFormatVersion } from './store.js';
+import { isPlainGroup, storeFormatVersion } from './store.js';
+import type { ClaimedRun, WorkKind, WorkQueue } from './work-queue.js';
 
 interface RunRows {
   run: Omit<RunRecord, 'lease'>;
@@ -28,6 +43,8 @@ interface RunRows {
   waits: Map<string, WaitRecord>;
   timers: Map<string, TimerRecord>;
   lease: LeaseRow | undefined;
+  /** Failed folds of the run (WorkQueue.foldFailed). */
+  foldFailures?: number;
 }
 
 /** Options of a {@link MemoryStore}. */
@@ -38,25 +55,32 @@ export interface MemoryStoreOptions {
 
 /**
  * A store that keeps everything in this process: for tests, and for runs that need resume
- * within one process only. Same contract as the SQLite and PostgreSQL stores.
+ * within one process only. Same contract as the SQLite and PostgreSQL stores, work queue
+ * included: workers in this process can share it (a worker tested without a database).
  *
  * @example
  * const store = new MemoryStore();
  * const first = await run(g, input, { store });
  * const again = await resume(store, g, first.runId);
  */
-export class MemoryStore implements Store {
+export class MemoryStore implements Store, WorkQueue {
   readonly #runs = new Map<string, RunRows>();
   readonly #memos: MemoRecord[] = [];
   readonly #now: () => number;
+  readonly #queue: MemoryQueue;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#now = options.now ?? Date.now;
+    this.#queue = new MemoryQueue(this.#now);
   }
 
   async createRun(run: NewRun): Promise<void> {
     if (this.#runs.has(run.id))
       throw new WaymarkError('RUN_EXISTS', `run "${run.id}" exists already`, { retryable: false });
+    this.#create(run);
+  }
+
+  #create(run: NewRun): void {
     const record: RunRows['run'] = {
       id: run.id,
       graph: run.graph,
@@ -84,6 +108,12 @@ export class MemoryStore implements Store {
 
   async commit(runId: string, commit: Commit): Promise<void> {
     const rows = this.#rows(runId);
+    this.#fence(runId, rows, commit);
+    this.#apply(runId, rows, commit);
+  }
+
+  /** Refuses a commit under an epoch that is no longer the run's, or not at its next seq. */
+  #fence(runId: string, rows: RunRows, commit: Commit): void {
     const epoch = commit.epoch ?? null;
     if (epoch !== null && epoch !== rows.lease?.epoch) throw leaseLost(runId, epoch, rows.lease);
     if (commit.seq !== rows.run.seq + 1) {
@@ -93,6 +123,10 @@ export class MemoryStore implements Store {
         { details: { runId, current: rows.run.seq, attempted: commit.seq } },
       );
     }
+  }
+
+  #apply(runId: string, rows: RunRows, commit: Commit): void {
+    const epoch = commit.epoch ?? null;
     rows.events.push({ seq: commit.seq, at: commit.at, event: commit.event, trace: commit.trace });
     if (commit.snapshot !== null) {
       // The first and the newest snapshots are the only ones ever read: keep just those.
@@ -118,6 +152,7 @@ export class MemoryStore implements Store {
       rows.lease = { ...rows.lease, expiresAt: 0 };
     for (const id of commit.timers?.clear ?? []) rows.timers.delete(id);
     for (const timer of commit.timers?.set ?? []) rows.timers.set(timer.id, timer);
+    this.#queue.schedule(runId, commit.schedule);
   }
 
   async loadRun(runId: string): Promise<LoadedRun | undefined> {
@@ -304,7 +339,191 @@ export class MemoryStore implements Store {
     );
   }
 
-  async close(): Promise<void> {}
+  async registerWorker(worker: Parameters<WorkQueue['registerWorker']>[0]): Promise<void> {
+    this.#queue.registerWorker(worker);
+  }
+
+  async unregisterWorker(id: string): Promise<void> {
+    this.#queue.unregisterWorker(id);
+  }
+
+  async listWorkers(): Promise<WorkerRecord[]> {
+    return this.#queue.listWorkers();
+  }
+
+  async claimAndLoadRuns(claim: WorkClaim): Promise<ClaimedRun[]> {
+    checkLeaseMs('(claim)', claim.leaseMs);
+    const now = this.#now();
+    const graphs = new Set(claim.graphs.map((g) => `${g.name}\n${g.hash}`));
+    const candidates = [...this.#runs.values()]
+      .filter(({ run, lease, timers }) => {
+        if (!graphs.has(`${run.graph}\n${run.graphHash}`)) return false;
+        if (run.status !== 'running' && run.status !== 'waiting') return false;
+        if (lease !== undefined && lease.expiresAt > now) return false;
+        return (
+          (run.seq === 0 && run.status === 'running') ||
+          this.#queue.hasInbox(run.id) ||
+          [...timers.values()].some((t) => t.at <= now) ||
+          (run.status === 'running' && !this.#queue.hasTasks(run.id))
+        );
+      })
+      .sort((a, b) => a.run.createdAt - b.run.createdAt || (a.run.id < b.run.id ? -1 : 1))
+      .slice(0, Math.max(0, claim.limit));
+    // Every lease is taken before the first await: a claim side by side sees them all taken.
+    for (const rows of candidates) {
+      rows.lease = {
+        owner: claim.owner,
+        host: claim.host ?? null,
+        pid: claim.pid ?? null,
+        epoch: (rows.lease?.epoch ?? 0) + 1,
+        expiresAt: now + Math.ceil(claim.leaseMs),
+      };
+    }
+    const claimed: ClaimedRun[] = [];
+    for (const { run, lease } of candidates) {
+      const held = { runId: run.id, owner: claim.owner, ...pickLease(lease!) };
+      const loaded = (await this.loadRun(run.id))!;
+      claimed.push({ lease: held, run: loaded, inbox: this.#queue.inbox(run.id) });
+    }
+    return claimed;
+  }
+
+  async foldFailed(lease: Lease, retryInMs: number): Promise<number> {
+    const rows = this.#heldLive(lease);
+    if (rows === undefined) return 0;
+    rows.foldFailures = (rows.foldFailures ?? 0) + 1;
+    rows.lease = { ...rows.lease!, expiresAt: this.#now() + Math.ceil(retryInMs) };
+    return rows.foldFailures;
+  }
+
+  async failRun(
+    lease: Lease,
+    failure: { readonly error: string; readonly at: number },
+  ): Promise<boolean> {
+    const rows = this.#heldLive(lease);
+    if (rows === undefined) return false;
+    rows.run = { ...rows.run, status: 'failed', error: failure.error, updatedAt: failure.at };
+    rows.lease = { ...rows.lease!, expiresAt: 0 };
+    rows.timers.clear();
+    this.#queue.drop(lease.runId);
+    return true;
+  }
+
+  /** The rows of a live run whose lease is still `lease`'s (its expiry aside). */
+  #heldLive(lease: Lease): RunRows | undefined {
+    const rows = this.#runs.get(lease.runId);
+    const row = rows?.lease;
+    if (row === undefined || row.epoch !== lease.epoch || row.owner !== lease.owner)
+      return undefined;
+    return rows!.run.status === 'running' || rows!.run.status === 'waiting' ? rows : undefined;
+  }
+
+  async commitAll(runId: string, commits: readonly Commit[]): Promise<void> {
+    if (commits.length === 0) return;
+    const rows = this.#rows(runId);
+    checkGroup(runId, commits);
+    this.#fence(runId, rows, commits[0]!);
+    for (const commit of commits) this.#apply(runId, rows, commit);
+  }
+
+  async commitRuns(groups: readonly RunGroup[]): Promise<boolean[]> {
+    for (const { runId, commits } of groups) {
+      if (commits.length === 0 || !isPlainGroup(commits)) {
+        throw new WaymarkError(
+          'STORE_CONFLICT',
+          `commitRuns takes plain groups of commits only; run "${runId}"'s is not one`,
+          { retryable: false, details: { runId } },
+        );
+      }
+      checkGroup(runId, commits);
+    }
+    return groups.map(({ runId, commits }) => {
+      const rows = this.#runs.get(runId);
+      if (rows === undefined) return false;
+      try {
+        this.#fence(runId, rows, commits[0]!);
+      } catch {
+        return false;
+      }
+      for (const commit of commits) this.#apply(runId, rows, commit);
+      return true;
+    });
+  }
+
+  async createRuns(
+    runs: readonly NewRun[],
+    options: { readonly wake?: boolean } = {},
+  ): Promise<void> {
+    const ids = new Set<string>();
+    for (const run of runs) {
+      if (this.#runs.has(run.id) || ids.has(run.id)) {
+        throw new WaymarkError(
+          'RUN_EXISTS',
+          runs.length === 1
+            ? `run "${run.id}" exists already`
+            : `run "${run.id}" exists already (or is given twice): none of the ${runs.length} runs was recorded`,
+          { retryable: false, details: { runId: run.id } },
+        );
+      }
+      ids.add(run.id);
+    }
+    for (const run of runs) this.#create(run);
+    if (options.wake === true && runs[0] !== undefined)
+      this.#queue.arrive(runs[0].id, null, runs[0].createdAt, true);
+  }
+
+  async wake(runId: string, at: number): Promise<void> {
+    if (this.#runs.has(runId)) this.#queue.arrive(runId, null, at, true);
+  }
+
+  async inbox(runId: string): Promise<InboxRecord[]> {
+    return this.#queue.inbox(runId);
+  }
+
+  async consume(runId: string, lease: Lease, ids: readonly number[]): Promise<void> {
+    this.#queue.consume(runId, lease, (id) => this.#runs.get(id)?.lease, ids);
+  }
+
+  async claimTasks(claim: WorkClaim): Promise<ClaimedTask[]> {
+    return this.#queue.claimTasks(claim);
+  }
+
+  async renewTasks(
+    tasks: readonly ClaimedTask[],
+    leaseMs: number,
+  ): Promise<{ renewed: ClaimedTask[]; lost: string[] }> {
+    return this.#queue.renewTasks(tasks, leaseMs);
+  }
+
+  async finishTasks(
+    finished: readonly FinishedTask[],
+    options: { readonly wake?: boolean } = {},
+  ): Promise<boolean[]> {
+    return this.#queue.finishTasks(finished, options.wake ?? true);
+  }
+
+  async releaseTask(task: ClaimedTask): Promise<void> {
+    this.#queue.releaseTask(task);
+  }
+
+  async listTasks(runId: string): Promise<ClaimedTask[]> {
+    return this.#queue.listTasks(runId);
+  }
+
+  /** Every write of this store is told to its waiters as it happens. */
+  readonly listening = true;
+
+  notifiedOf(kind: WorkKind): number {
+    return this.#queue.notifiedOf(kind);
+  }
+
+  waitForWork(ms: number, signal: AbortSignal, since?: number, kind?: WorkKind): Promise<void> {
+    return this.#queue.waitForWork(ms, signal, since, kind);
+  }
+
+  async close(): Promise<void> {
+    this.#queue.close();
+  }
 
   #record(rows: RunRows): RunRecord {
     return { ...rows.run, lease: leaseView(rows.lease, this.#now()) };
@@ -336,4 +555,22 @@ function isAfter(run: RunRecord, position: RunPosition): boolean {
     run.createdAt < position.createdAt ||
     (run.createdAt === position.createdAt && run.id < position.id)
   );
+}
+
+function pickLease(row: LeaseRow): { epoch: number; expiresAt: number } {
+  return { epoch: row.epoch, expiresAt: row.expiresAt };
+}
+
+/** Refuses a group whose seqs do not follow each other, or whose commits differ in epoch. */
+function checkGroup(runId: string, commits: readonly Commit[]): void {
+  const epoch = commits[0]!.epoch ?? null;
+  for (const [i, c] of commits.entries()) {
+    if (c.seq !== commits[0]!.seq + i || (c.epoch ?? null) !== epoch) {
+      throw new WaymarkError(
+        'STORE_CONFLICT',
+        `a group of commits for run "${runId}" must have consecutive seqs and one epoch`,
+        { retryable: false, details: { runId, attempted: c.seq } },
+      );
+    }
+  }
 }

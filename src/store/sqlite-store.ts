@@ -24,6 +24,8 @@ import {
   unreadableFile,
 } from './internal/sqlite-errors.js';
 import { openFile, ownSchemaOrNone } from './internal/sqlite-open.js';
+import { type SqliteStoreOptions, sqliteOptions } from './internal/sqlite-options.js';
+import { SqliteQueue } from './internal/sqlite-queue.js';
 import { leaseLostMessage, refusedMessage, statements } from './internal/sqlite-sql.js';
 import { waitClosed } from './internal/waits.js';
 import type {
@@ -41,41 +43,12 @@ import type {
   StoredEvent,
   TimerRecord,
   WaitRecord,
+  WorkClaim,
 } from './store.js';
 import { storeFormatVersion } from './store.js';
+import type { WorkQueue } from './work-queue.js';
 
-/** Options of a {@link SqliteStore}. */
-export interface SqliteStoreOptions {
-  /**
-   * The database file, created with its directory if missing; relative paths resolve against
-   * `process.cwd()`. Default `.waymark/waymark.db`. `':memory:'` keeps a private database in
-   * this connection only, gone when it closes. A path alone may be passed instead of the
-   * options: `new SqliteStore('runs.db')`.
-   */
-  readonly path?: string;
-  /**
-   * When a commit is on disk. `'normal'` (default): a commit survives any crash of the process,
-   * but the last commits before a power loss or an OS crash may be lost. `'full'`: a commit
-   * also survives power loss, at a cost per commit (see docs/stores.md).
-   */
-  readonly synchronous?: 'normal' | 'full';
-  /**
-   * How long a statement waits for another connection's write lock before the call fails with
-   * `STORE_UNAVAILABLE` (retryable). Default 5,000 ms.
-   */
-  readonly busyTimeoutMs?: number;
-  /**
-   * The store's clock, which alone decides when a run's lease expires. Default `Date.now`: the
-   * file lives on this machine, so every process sharing it reads the same clock.
-   */
-  readonly now?: () => number;
-  /**
-   * Whether a missing file is created (with its directory) and given waymark's schema. Default
-   * `true`. With `false` only an existing waymark database opens and nothing is created: a
-   * missing file is `STORE_UNAVAILABLE`, a file without waymark's schema `STORE_CORRUPT`.
-   */
-  readonly create?: boolean;
-}
+export type { SqliteStoreOptions } from './internal/sqlite-options.js';
 
 /** The SQLite settings in force on a store's connection, as SQLite reports them. */
 export interface SqliteSettings {
@@ -94,38 +67,11 @@ const cachedRunNumbers = 1024;
 type Statements = { readonly [K in keyof typeof statements]: Database.Statement };
 
 /**
- * The constructor's argument as options. A string is the path: in plain JavaScript
- * `new SqliteStore('runs.db')` is an easy call to write, and ignoring it (the default file was
- * used instead) sent runs where nobody looked. Anything else that is not an options object is
- * refused rather than read as "no options".
- */
-function sqliteOptions(argument: unknown): SqliteStoreOptions {
-  const refuse = (message: string) =>
-    new WaymarkError('OPTIONS_INVALID', message, { retryable: false });
-  const options = typeof argument === 'string' ? { path: argument } : argument;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw refuse(
-      `new SqliteStore() takes a file path or an options object such as { path: 'runs.db' }, not ${describe(argument)}`,
-    );
-  }
-  const { path } = options as SqliteStoreOptions;
-  if (path !== undefined && (typeof path !== 'string' || path.length === 0)) {
-    throw refuse(`the SQLite path must be a non-empty string, not ${describe(path)}`);
-  }
-  return options as SqliteStoreOptions;
-}
-
-function describe(value: unknown): string {
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number') return String(value);
-  return value === null ? 'null' : typeof value;
-}
-
-/**
  * The embedded store: one SQLite file (WAL mode) through better-sqlite3. Runs survive the
  * process; several processes may share the file, and a commit against a stale sequence number
- * fails with STORE_CONFLICT whichever connection made it. Import it from `waymark/sqlite`.
+ * fails with STORE_CONFLICT whichever connection made it. It serves workers too: `waymark
+ * worker` processes on one machine share the file's work queue (internal/sqlite-queue.ts).
+ * Import it from `waymark/sqlite`.
  *
  * @example
  * import { SqliteStore } from 'waymark/sqlite';
@@ -133,11 +79,12 @@ function describe(value: unknown): string {
  * const other = new SqliteStore('var/runs.db'); // or { path: 'var/runs.db', synchronous: 'full' }
  * const first = await run(g, input, { store });
  */
-export class SqliteStore implements Store {
+export class SqliteStore implements Store, WorkQueue {
   /** The absolute path of the database file. */
   readonly path: string;
   readonly #db: Database.Database;
   readonly #sql: Statements;
+  readonly #queue: SqliteQueue;
   /** Run numbers by run id, newest last: a number never changes once the run exists. */
   readonly #numbers = new Map<string, number>();
   readonly #now: () => number;
@@ -154,23 +101,7 @@ export class SqliteStore implements Store {
    * new SqliteStore('var/runs.db'); // the same as new SqliteStore({ path: 'var/runs.db' })
    */
   constructor(pathOrOptions: string | SqliteStoreOptions = {}) {
-    const options = sqliteOptions(pathOrOptions);
-    const synchronous = options.synchronous ?? 'normal';
-    if (synchronous !== 'normal' && synchronous !== 'full') {
-      throw new WaymarkError(
-        'OPTIONS_INVALID',
-        `synchronous must be 'normal' or 'full', not ${JSON.stringify(synchronous)}`,
-        { retryable: false },
-      );
-    }
-    const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
-    if (!(Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0)) {
-      throw new WaymarkError(
-        'OPTIONS_INVALID',
-        `busyTimeoutMs must be a whole number >= 0, not ${JSON.stringify(busyTimeoutMs)}`,
-        { retryable: false },
-      );
-    }
+    const { synchronous, busyTimeoutMs, ...options } = sqliteOptions(pathOrOptions);
     this.#now = options.now ?? Date.now;
     const path = options.path ?? defaultSqlitePath;
     this.path = path === ':memory:' ? path : resolve(path);
@@ -191,6 +122,14 @@ export class SqliteStore implements Store {
       throw unreadableFile(this.path, error);
     }
     this.#db = db;
+    this.#queue = new SqliteQueue(db, {
+      now: () => this.#now(),
+      write: (fn) => this.#write(fn),
+      loaded: (runId) => this.#loaded(runId),
+      lease: (runId, claim, now) => this.#claim(runId, claim, now),
+      create: (run) => this.#create(run),
+      commit: (runId, commit) => this.#commitIn(runId, commit),
+    });
   }
 
   /**
@@ -208,7 +147,11 @@ export class SqliteStore implements Store {
   }
 
   async createRun(run: NewRun): Promise<void> {
-    this.#write(() => {
+    this.#write(() => this.#create(run));
+  }
+
+  #create(run: NewRun): void {
+    {
       const inserted = this.#sql.insertRun.get({
         id: run.id,
         graph: run.graph,
@@ -226,36 +169,40 @@ export class SqliteStore implements Store {
       }
       this.#sql.insertHead.run({ num: inserted.num, createdAt: run.createdAt, status: run.status });
       this.#sql.insertSnapshot.run(run.id, 0, run.snapshot);
-    });
+    }
   }
 
   async commit(runId: string, commit: Commit): Promise<void> {
+    const { snapshot, waits, timers, schedule } = commit;
+    const release = commit.release === true && (commit.epoch ?? null) !== null;
+    // Most steps carry no snapshot, wait, timer or task: one INSERT, its own implicit transaction.
+    if (snapshot === null && !waits && !timers && !schedule && !release)
+      this.#commitIn(runId, commit);
+    else this.#write(() => this.#commitIn(runId, commit));
+    this.#queue.told(schedule);
+  }
+
+  /** One commit's statements, fenced by seq and epoch; in the caller's transaction, if any. */
+  #commitIn(runId: string, commit: Commit): void {
     if (commit.seq > maxSqliteSeq) throw tooLong(runId, commit.seq);
     const num = this.#number(runId);
     const { seq, at, event, trace, status, error, snapshot, waits, timers } = commit;
     const epoch = commit.epoch ?? null;
     try {
-      // Most steps carry no snapshot, wait or timer: one INSERT, its own implicit transaction.
-      const release = commit.release === true && epoch !== null;
-      if (snapshot === null && waits === undefined && timers === undefined && !release) {
-        this.#sql.insertCommit.run(num, seq, at, event, trace, status, error, epoch);
-        return;
+      this.#sql.insertCommit.run(num, seq, at, event, trace, status, error, epoch);
+      if (snapshot !== null) {
+        this.#sql.insertSnapshot.run(runId, seq, snapshot);
+        this.#sql.pruneSnapshots.run(runId, seq);
       }
-      this.#write(() => {
-        this.#sql.insertCommit.run(num, seq, at, event, trace, status, error, epoch);
-        if (snapshot !== null) {
-          this.#sql.insertSnapshot.run(runId, seq, snapshot);
-          this.#sql.pruneSnapshots.run(runId, seq);
-        }
-        for (const wait of waits?.open ?? [])
-          this.#sql.insertWait.run({ ...wait, closedAt: wait.closedAt ?? null });
-        for (const requestId of waits?.close ?? []) this.#sql.closeWait.run(at, runId, requestId);
-        for (const id of timers?.clear ?? []) this.#sql.clearTimer.run(runId, id);
-        for (const timer of timers?.set ?? []) this.#sql.setTimer.run(runId, timer.id, timer.at);
-        if (release) this.#sql.releaseLeaseAt.run(num, epoch);
-      });
-    } catch (error) {
-      throw this.#refused(runId, seq, epoch, error);
+      for (const wait of waits?.open ?? [])
+        this.#sql.insertWait.run({ ...wait, closedAt: wait.closedAt ?? null });
+      for (const requestId of waits?.close ?? []) this.#sql.closeWait.run(at, runId, requestId);
+      for (const id of timers?.clear ?? []) this.#sql.clearTimer.run(runId, id);
+      for (const timer of timers?.set ?? []) this.#sql.setTimer.run(runId, timer.id, timer.at);
+      if (commit.release === true && epoch !== null) this.#sql.releaseLeaseAt.run(num, epoch);
+      this.#queue.scheduleIn(runId, commit.schedule);
+    } catch (failure) {
+      throw this.#refused(runId, seq, epoch, failure);
     }
   }
 
@@ -270,6 +217,23 @@ export class SqliteStore implements Store {
       this.#sql.putLease.run(num, owner, host, pid, epoch, expiresAt);
       return { runId, owner, epoch, expiresAt };
     });
+  }
+
+  /** A worker's claim of the run: epoch + 1, whoever held it (its lease has expired). */
+  #claim(runId: string, claim: WorkClaim, now: number): Lease {
+    const num = this.#number(runId);
+    const row = readLease(prefixed(this.#sql.getLease.get(num) as Row | undefined), runId);
+    const epoch = (row?.epoch ?? 0) + 1;
+    const expiresAt = now + Math.ceil(claim.leaseMs);
+    this.#sql.putLease.run(
+      num,
+      claim.owner,
+      claim.host ?? null,
+      claim.pid ?? null,
+      epoch,
+      expiresAt,
+    );
+    return { runId, owner: claim.owner, epoch, expiresAt };
   }
 
   async renew(
@@ -322,7 +286,11 @@ export class SqliteStore implements Store {
   }
 
   async loadRun(runId: string): Promise<LoadedRun | undefined> {
-    return this.#read(() => {
+    return this.#read(() => this.#loaded(runId));
+  }
+
+  #loaded(runId: string): LoadedRun | undefined {
+    {
       const run = this.#run(runId);
       if (run === undefined) return undefined;
       if (run.format > storeFormatVersion) {
@@ -344,7 +312,7 @@ export class SqliteStore implements Store {
       }
       const events = this.#eventsAfter(run, this.#number(runId), snapshot.seq);
       return { run, snapshot, events };
-    });
+    }
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
@@ -471,7 +439,33 @@ export class SqliteStore implements Store {
     return row === undefined ? undefined : readMemo(row);
   }
 
+  // The work queue: internal/sqlite-queue.ts.
+  readonly registerWorker: WorkQueue['registerWorker'] = (w) => this.#queue.registerWorker(w);
+  readonly unregisterWorker: WorkQueue['unregisterWorker'] = (id) =>
+    this.#queue.unregisterWorker(id);
+  readonly listWorkers: WorkQueue['listWorkers'] = () => this.#queue.listWorkers();
+  readonly claimAndLoadRuns: WorkQueue['claimAndLoadRuns'] = (c) => this.#queue.claimAndLoadRuns(c);
+  readonly commitAll: WorkQueue['commitAll'] = (id, commits) => this.#queue.commitAll(id, commits);
+  readonly commitRuns: WorkQueue['commitRuns'] = (groups) => this.#queue.commitRuns(groups);
+  readonly createRuns: WorkQueue['createRuns'] = (runs, o) => this.#queue.createRuns(runs, o);
+  readonly claimTasks: WorkQueue['claimTasks'] = (claim) => this.#queue.claimTasks(claim);
+  readonly renewTasks: WorkQueue['renewTasks'] = (tasks, ms) => this.#queue.renewTasks(tasks, ms);
+  readonly finishTasks: WorkQueue['finishTasks'] = (done, o) => this.#queue.finishTasks(done, o);
+  readonly releaseTask: WorkQueue['releaseTask'] = (task) => this.#queue.releaseTask(task);
+  readonly foldFailed: WorkQueue['foldFailed'] = (lease, ms) => this.#queue.foldFailed(lease, ms);
+  readonly failRun: WorkQueue['failRun'] = (lease, failure) => this.#queue.failRun(lease, failure);
+  readonly listTasks: WorkQueue['listTasks'] = (runId) => this.#queue.listTasks(runId);
+  readonly wake: WorkQueue['wake'] = (runId, at) => this.#queue.wake(runId, at);
+  readonly inbox: WorkQueue['inbox'] = (runId) => this.#queue.inbox(runId);
+  readonly consume: WorkQueue['consume'] = (id, lease, ids) => this.#queue.consume(id, lease, ids);
+  /** SQLite has no NOTIFY: a worker polls for what other processes wrote. */
+  readonly listening = false;
+  readonly notifiedOf: WorkQueue['notifiedOf'] = (kind) => this.#queue.notifiedOf(kind);
+  readonly waitForWork: WorkQueue['waitForWork'] = (ms, signal, since, kind) =>
+    this.#queue.waitForWork(ms, signal, since, kind);
+
   async close(): Promise<void> {
+    this.#queue.close();
     if (this.#db.open) this.#db.close();
   }
 

@@ -125,7 +125,7 @@ export interface Commit {
     readonly clear?: readonly string[];
   };
   /**
-   * For a store that serves workers ({@link WorkQueue}): the activations the step schedules, as
+   * For a store that serves workers (`WorkQueue`, work-queue.ts): the activations the step schedules, as
    * tasks any worker may claim; the activations it cancels (their tasks are deleted, and a worker
    * still running one loses its lease); and the inbox items it folded (deleted). Written in the
    * commit's transaction. A store without a work queue has its runs driven in process and
@@ -393,116 +393,6 @@ export interface RunOwnership {
   release(lease: Lease): Promise<void>;
 }
 
-/** What a notification of new work is about: a task to claim, or a run with something to fold. */
-export type WorkKind = 'tasks' | 'runs';
-
-/**
- * The work queue of a store that serves workers on many machines (PostgreSQL): runs and
- * activations are rows a worker claims in batches (`FOR UPDATE SKIP LOCKED`), each claim under a
- * lease epoch that fences every write about it; leases expire by the store's clock. An attempt's
- * result goes to its run's inbox, not to the run's row, so that a thousand branches finishing at
- * once do not queue on one row: whoever holds the run folds the inbox into its history.
- */
-export interface WorkQueue {
-  /** Registers (or renews) a worker and the graphs it runs; alive `leaseMs` from now. */
-  registerWorker(worker: {
-    readonly id: string;
-    readonly host: string;
-    readonly pid: number;
-    readonly graphs: WorkerRecord['graphs'];
-    readonly leaseMs: number;
-  }): Promise<void>;
-  unregisterWorker(id: string): Promise<void>;
-  listWorkers(): Promise<WorkerRecord[]>;
-  /**
-   * Takes the lease of up to `limit` runs of these graphs that have something to fold (never
-   * started, an inbox item, a due timer) and no live owner.
-   */
-  claimRuns(claim: WorkClaim): Promise<Lease[]>;
-  /**
-   * `claimRuns`, and for each run claimed what its fold reads (`loadRun`, `inbox`), in one round
-   * trip. A run that cannot be read (damaged) comes with the error loading it would throw.
-   */
-  claimAndLoadRuns(claim: WorkClaim): Promise<ClaimedRun[]>;
-  /**
-   * Commits consecutive steps of one run (a fold's) in one transaction, all or none: each
-   * commit's seq follows the one before it, all under one epoch, and the group is fenced as one
-   * commit is. What the group leaves is what committing them one by one would leave, but for
-   * two stamps: a wait from before the group that it closes is closed at the group's last time,
-   * and a task the group schedules twice has its epoch raised once.
-   */
-  commitAll(runId: string, commits: readonly Commit[]): Promise<void>;
-  /** Takes up to `limit` due tasks of these graphs that no live lease holds, each at epoch + 1. */
-  claimTasks(claim: WorkClaim): Promise<ClaimedTask[]>;
-  /** Extends task leases in one call; those no longer held (cancelled, taken over) are lost. */
-  renewTasks(
-    tasks: readonly ClaimedTask[],
-    leaseMs: number,
-  ): Promise<{ readonly renewed: readonly ClaimedTask[]; readonly lost: readonly string[] }>;
-  /**
-   * Puts each attempt's result in its run's inbox and removes its task, in one transaction,
-   * each fenced by its task's lease: false for one whose lease is no longer the task's, and
-   * nothing written for it. The inbox takes them in the order given. Idle workers are woken
-   * to fold them (`runs`) unless `wake` is false: a worker that folds what it finished says so
-   * and folds them itself, rather than have every worker's claim race for the run.
-   */
-  finishTasks(
-    finished: readonly FinishedTask[],
-    options?: { readonly wake?: boolean },
-  ): Promise<boolean[]>;
-  /** Gives a claimed task back unrun (a draining worker), for another worker to claim at once. */
-  releaseTask(task: ClaimedTask): Promise<void>;
-  /**
-   * Commits the steps of several runs in one statement (a worker's runs that stepped together),
-   * each run's group fenced as `commitAll` fences it and holding or not on its own. Only plain
-   * groups ({@link isPlainGroup}: no waits, timers or tasks). Returns, per group, whether it was
-   * written; one that was not wrote nothing: commit it with `commitAll` to learn why (a
-   * conflict, a lost lease).
-   */
-  commitRuns(groups: readonly RunGroup[]): Promise<boolean[]>;
-  /**
-   * Records many new runs in one statement, all or none (`enqueue`, `enqueueAll`). With `wake`,
-   * the same statement puts one wake-up in the first run's inbox, which tells idle workers at
-   * once (as `wake` would, without a second round trip).
-   * @throws WaymarkError `RUN_EXISTS` when one of them exists already, or is given twice.
-   */
-  createRuns(runs: readonly NewRun[], options?: { readonly wake?: boolean }): Promise<void>;
-  /** Asks for the run to be folded again (an answer was recorded): a wake-up in its inbox. */
-  wake(runId: string, at: number): Promise<void>;
-  /** A run's inbox, in arrival order. */
-  inbox(runId: string): Promise<InboxRecord[]>;
-  /**
-   * Removes inbox items a fold read and found nothing to commit for (a late attempt, a wake-up),
-   * fenced by the run's lease; items a commit folded go with that commit (`schedule.consumed`).
-   */
-  consume(runId: string, lease: Lease, ids: readonly number[]): Promise<void>;
-  /**
-   * The tasks queued for a run, with who holds each (owner `''` and expiry 0 for a task nobody
-   * has claimed, or that was given back) and its epoch.
-   */
-  listTasks(runId: string): Promise<ClaimedTask[]>;
-  /**
-   * How many notifications of new work this store has had: read it before looking for work and
-   * pass it to `waitForWork`, so that one which came while the caller was busy is not lost.
-   */
-  readonly notified: number;
-  /**
-   * Whether new tasks and inbox items are told to this store now (its LISTEN connection is up):
-   * false with `notify: false`, or while that connection is down. Only then may a worker whose
-   * claim found the queue empty wait for news instead of claiming again as its slots free.
-   */
-  readonly listening: boolean;
-  /** How many notifications of one kind of work this store has had (see `waitForWork`). */
-  notifiedOf(kind: WorkKind): number;
-  /**
-   * Resolves when there may be new work (a notification after the `since`-th, or the next one)
-   * or after `ms`, whichever comes first, or at once when `signal` aborts. With `kind`, only
-   * that kind of notification counts (and `since` is a count of `notifiedOf(kind)`): a worker's
-   * claims of tasks do not wake for an inbox item, nor its folds for a task.
-   */
-  waitForWork(ms: number, signal: AbortSignal, since?: number, kind?: WorkKind): Promise<void>;
-}
-
 /**
  * A store that tells its watchers when a run commits, so that `watch()` waits for a commit
  * instead of reading the store in a loop. Optional: `watch()` polls a store without it.
@@ -530,12 +420,6 @@ export interface CommitFollower {
 export function followsCommits(store: Store): store is Store & RunCommits {
   return typeof (store as Partial<RunCommits>).followCommits === 'function';
 }
-
-/** A run a worker claimed to fold, with what the fold reads. */
-export type ClaimedRun = { readonly lease: Lease } & (
-  | { readonly run: LoadedRun; readonly inbox: readonly InboxRecord[] }
-  | { readonly error: unknown }
-);
 
 /** Timers commits set: listed per run, and across runs by when they are due. */
 export interface TimerStore {

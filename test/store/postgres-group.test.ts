@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, afterEach, expect, it, vi } from 'vitest';
 import { PostgresStore } from '../../src/postgres.js';
-import { RunCommitter } from '../../src/runtime/run-committer.js';
+import { RunCommitter } from '../../src/runtime/worker/run-committer.js';
 import type { Commit, TaskRecord, WaitRecord } from '../../src/store/store.js';
 import { sampleRun as newRun, sampleCommit as step } from '../../src/testing/index.js';
 import {

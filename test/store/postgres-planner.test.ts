@@ -119,10 +119,7 @@ describePg('PostgreSQL store: plans that do not depend on statistics', () => {
     const client = await plannedAsTheStore();
     try {
       const statements = pgStatements(`"${schema}"`);
-      for (const [name, { text }] of [
-        ['claim_runs', statements.claimRuns],
-        ['claim_and_load', statements.claimAndLoad],
-      ] as const) {
+      for (const [name, { text }] of [['claim_and_load', statements.claimAndLoad]] as const) {
         const nodes = nodesOf(
           await analyzedPlan(client, name, text, `('{g}', '{h}', 8, 'w', NULL, NULL, 1000)`),
         );

@@ -40,6 +40,23 @@ export interface PostgresStoreOptions {
    * `STORE_UNAVAILABLE` with `details.reason` `missing` (as a missing SQLite file is).
    */
   readonly create?: boolean;
+  /**
+   * The server cancels a statement of the store's own pool running longer than this
+   * (`statement_timeout`); it fails with `STORE_UNAVAILABLE` (retryable). Default 2,000 ms.
+   * With a `pool` given, that pool's own settings apply instead, as for every deadline here.
+   */
+  readonly statementTimeoutMs?: number;
+  /**
+   * The client gives up on a statement with no answer after this (node-postgres
+   * `query_timeout`): a dead network or host, which the server cannot report. At least
+   * `statementTimeoutMs`. Default 3,000 ms. A `Worker` refuses a lease of 3 times the larger
+   * of the two or less: every statement must end within a third of its lease.
+   */
+  readonly queryTimeoutMs?: number;
+  /** The server ends a session idle inside a transaction this long. Default 10,000 ms. */
+  readonly idleInTransactionTimeoutMs?: number;
+  /** TCP keep-alive probes after this much silence on a connection; 0 turns them off. Default 10,000 ms. */
+  readonly keepAliveMs?: number;
 }
 
 /**
@@ -64,6 +81,20 @@ export function postgresOptions(argument: unknown): PostgresStoreOptions {
   }
   if (pool !== undefined && (connectionString !== undefined || poolSize !== undefined)) {
     throw refuse('give either a pool, or a connectionString and poolSize for the store to use');
+  }
+  const deadlines = [
+    'statementTimeoutMs',
+    'queryTimeoutMs',
+    'idleInTransactionTimeoutMs',
+    'keepAliveMs',
+  ];
+  const given = deadlines.filter(
+    (name) => (options as Record<string, unknown>)[name] !== undefined,
+  );
+  if (pool !== undefined && given.length > 0) {
+    throw refuse(
+      `${given.join(', ')} set the deadlines of the store's own pool; a given pool keeps its own (set statement_timeout and query_timeout on it)`,
+    );
   }
   for (const [name, value] of Object.entries({ poolSize, connectTimeoutMs })) {
     if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {

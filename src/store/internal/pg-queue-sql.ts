@@ -1,4 +1,4 @@
-// The work queue's SQL on PostgreSQL (see WorkQueue in store.ts): tasks a commit schedules, the
+// The work queue's SQL on PostgreSQL (see work-queue.ts): tasks a commit schedules, the
 // per-run inbox their attempts go to, and the registry of workers. Claims take rows with
 // `FOR UPDATE SKIP LOCKED` under READ COMMITTED, so concurrent workers never wait on each
 // other's rows, and every lease is judged by the database's clock. A task's completion touches
@@ -44,15 +44,6 @@ export function queueTexts(s: string) {
   const channel = workChannel(s);
   const graphs = 'graphs AS (SELECT * FROM unnest($1::text[], $2::text[]) AS g (name, hash))';
   return {
-    // Runs with something to fold and no live owner: never started, an inbox item, a due timer,
-    // or left running with no task queued (their in-process driver died). Their leases are
-    // taken in the same statement, epoch + 1.
-    claimRuns: `WITH ${runCandidates(s)}
-      UPDATE ${s}.runs r SET lease_epoch = coalesce(r.lease_epoch, 0) + 1, lease_owner = $4,
-        lease_host = $5, lease_pid = $6,
-        lease_expires_at = ${nowMs} + ceil($7::double precision)::bigint
-      WHERE r.id = ANY (ARRAY(SELECT cid FROM candidates))
-      RETURNING r.id, r.lease_epoch AS epoch, r.lease_expires_at AS expires_at`,
     claimTasks: `WITH ${graphs},
       picked AS (
         SELECT t.run_id, t.activation FROM ${s}.tasks t

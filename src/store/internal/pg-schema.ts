@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { WaymarkError } from '../../error/waymark-error.js';
+import { foldFailuresMigration } from './pg-fold-failures.js';
 import { queueMigration, wakeOnlyMigration, workChannel } from './pg-queue-sql.js';
 import { watchChannel, watchMigration } from './pg-watch-sql.js';
 
@@ -136,6 +137,8 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
     DROP INDEX ${s}.tasks_claimable;`,
   // 7: a task's result wakes idle workers only when its writer asks (pg-queue-sql.ts).
   (s) => wakeOnlyMigration(s, workChannel(s)),
+  // 8: the count of a run's failed folds, so that a run nobody can fold fails after a few.
+  (s) => foldFailuresMigration(s),
 ];
 
 /** The schema version this code writes: the number of migrations. */

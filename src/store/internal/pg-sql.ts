@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { storedStatuses } from '../store.js';
+import { foldFailureTexts } from './pg-fold-failures.js';
 import { queueTexts, runCandidates, scheduleCtes } from './pg-queue-sql.js';
 import { watchTexts } from './pg-watch-sql.js';
 
@@ -111,9 +112,9 @@ function fullCommit(s: string, group: boolean): string {
 }
 
 /**
- * A worker's fold claim and what each fold reads, in one statement (claimRuns, then loadRun and
- * inbox for each run claimed): the claim as claimRuns makes it, then per run its row (part 0,
- * with its latest snapshot), its events after that snapshot (part 1) and its inbox (part 2),
+ * A worker's fold claim and what each fold reads, in one statement: the claim takes runs with
+ * something to fold and no live owner (runCandidates), each at epoch + 1; then per run its row
+ * (part 0, with its latest snapshot), its events after that snapshot (part 1) and its inbox (part 2),
  * each row with its run's id first. One snapshot of the database, as loadRun's. The reads go
  * run by run (LATERAL), by index: a join of the claimed runs with the events table would let
  * the planner scan the whole of it.
@@ -148,6 +149,7 @@ function claimAndLoad(s: string): string {
 function texts(s: string) {
   return {
     ...queueTexts(s),
+    ...foldFailureTexts(s),
     claimAndLoad: claimAndLoad(s),
     ...watchTexts(s),
     createRun: `WITH run AS (

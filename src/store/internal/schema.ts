@@ -183,6 +183,47 @@ export const migrations: readonly string[] = [
       VALUES ((NEW.num << 32) + NEW.seq, NEW.at, NEW.event, NEW.trace, NEW.status, NEW.error);
   END;
   `,
+  // 5: the work queue (work-queue.ts), so that `waymark worker` processes on one machine share
+  // the file: tasks a commit schedules (each under a lease epoch that fences its result), each
+  // run's inbox of results and wake-ups, and the registry of workers. Claims take their rows in
+  // BEGIN IMMEDIATE transactions, one writer at a time; leases expire by the store's clock.
+  `
+  CREATE TABLE tasks (
+    run_id TEXT NOT NULL,
+    activation TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    node TEXT NOT NULL,
+    graph TEXT NOT NULL,
+    graph_hash TEXT NOT NULL,
+    not_before INTEGER,
+    input TEXT NOT NULL,
+    owner TEXT,
+    epoch INTEGER NOT NULL DEFAULT 0,
+    expires_at INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, activation)
+  );
+  CREATE INDEX tasks_claimable ON tasks (graph, graph_hash, expires_at);
+  CREATE TABLE inbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    attempt TEXT,
+    at REAL NOT NULL
+  );
+  CREATE INDEX inbox_by_run ON inbox (run_id, id);
+  CREATE TABLE workers (
+    id TEXT NOT NULL PRIMARY KEY,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    graphs TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  `,
+  // 6: the count of a run's failed folds, on its lease row, so that a run nobody can fold fails
+  // after a few (WorkQueue.foldFailed).
+  `
+  ALTER TABLE leases ADD COLUMN fold_failures INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** The schema version this code writes: the number of migrations. */
