@@ -1,9 +1,11 @@
 // `waymark/client`: a small client of `waymark serve`'s API over fetch, with the run's event
-// stream as an async iterator that reconnects after the last event it saw.
+// stream as an async iterator that reconnects after the last event it saw. The API writes
+// points in time as ISO 8601 strings; the client gives them as the library does, as ms since
+// the epoch, so a `StreamEvent` here is the one `watch()` yields.
 
 import type { ErrorCode } from './error/codes.js';
 import { WaymarkError } from './error/waymark-error.js';
-import type { StreamEvent } from './runtime/stream.js';
+import type { StreamEvent } from './runtime/watch/stream.js';
 
 /** Options of {@link WaymarkClient}. */
 export interface ClientOptions {
@@ -16,7 +18,19 @@ export interface ClientOptions {
   readonly reconnectMs?: number;
 }
 
-/** A run as the API lists it. */
+/** Options of {@link WaymarkClient.events}. */
+export interface EventsOptions {
+  /** The offset of the last event already seen: the stream goes on right after it. */
+  readonly after?: string;
+  /**
+   * `'stop'` (the default): the iteration ends where the run stops (it waits, or it has ended).
+   * `'end'`: it follows the run across its waits to its end.
+   */
+  readonly until?: 'stop' | 'end';
+  readonly signal?: AbortSignal;
+}
+
+/** A run as the API lists it (its times in ms since the epoch, as the library gives them). */
 export interface ApiRun {
   readonly runId: string;
   readonly graph: string;
@@ -26,6 +40,20 @@ export interface ApiRun {
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly labels: Readonly<Record<string, string>>;
+}
+
+/** A wait of a run, as the API lists it (its times in ms since the epoch). */
+export interface ApiWait {
+  readonly requestId: string;
+  readonly node: string;
+  readonly activation: string;
+  /** What is asked: its prompt and answer schema. */
+  readonly request: unknown;
+  readonly openedAt: number;
+  readonly answer: unknown;
+  readonly answeredBy: string | null;
+  readonly answeredAt: number | null;
+  readonly closedAt: number | null;
 }
 
 /** How a request that moved a run on was answered: the run and where it stands now. */
@@ -75,32 +103,44 @@ export class WaymarkClient {
       ),
     );
     const q = query.size > 0 ? `?${query}` : '';
-    return this.#json('GET', `/runs${q}`);
+    const page = await this.#json<{ runs: ApiRun[]; next: string | null }>('GET', `/runs${q}`);
+    return { runs: page.runs.map(runOf), next: page.next };
   }
 
-  getRun(runId: string): Promise<{
+  async getRun(runId: string): Promise<{
     readonly run: ApiRun;
     readonly status: string;
     readonly state: Record<string, unknown>;
     readonly pending: readonly string[];
     readonly path: readonly string[];
   }> {
-    return this.#json('GET', `/runs/${encodeURIComponent(runId)}`);
+    const view = await this.#json<{
+      run: ApiRun;
+      status: string;
+      state: Record<string, unknown>;
+      pending: string[];
+      path: string[];
+    }>('GET', `/runs/${encodeURIComponent(runId)}`);
+    return { ...view, run: runOf(view.run) };
   }
 
-  waits(
+  async waits(
     runId: string,
     options: { readonly open?: boolean } = {},
-  ): Promise<{
-    readonly waits: readonly {
-      readonly requestId: string;
-      readonly node: string;
-      readonly request: unknown;
-      readonly answer: unknown;
-    }[];
-  }> {
+  ): Promise<{ readonly waits: readonly ApiWait[] }> {
     const q = options.open === undefined ? '' : `?open=${options.open}`;
-    return this.#json('GET', `/runs/${encodeURIComponent(runId)}/waits${q}`);
+    const { waits } = await this.#json<{ waits: ApiWait[] }>(
+      'GET',
+      `/runs/${encodeURIComponent(runId)}/waits${q}`,
+    );
+    return {
+      waits: waits.map((w) => ({
+        ...w,
+        openedAt: msOf(w.openedAt),
+        answeredAt: w.answeredAt === null ? null : msOf(w.answeredAt),
+        closedAt: w.closedAt === null ? null : msOf(w.closedAt),
+      })),
+    };
   }
 
   answer(runId: string, requestId: string, answer: unknown, by?: string): Promise<Moved> {
@@ -138,18 +178,20 @@ export class WaymarkClient {
   }
 
   /**
-   * The run's events from its start (or after `after`), live to its end. A connection that
-   * breaks is opened again after the last event seen (`Last-Event-ID`), so the iteration sees
-   * every event once; a refusal (no such run, a bad offset) rejects, an aborted `signal` ends it.
+   * The run's events from its start (or after `after`), live to where the run stops: it waits
+   * (for a person, a timer, a breakpoint) or it has ended. Answer the wait, then read on with
+   * `after` set to the last offset seen; or follow across every wait with `until: 'end'`. A
+   * connection that breaks is opened again after the last event seen (`Last-Event-ID`), so the
+   * iteration sees every event once; a refusal (no such run, a bad offset) rejects, an aborted
+   * `signal` ends it.
    */
-  async *events(
-    runId: string,
-    options: { readonly after?: string; readonly signal?: AbortSignal } = {},
-  ): AsyncGenerator<StreamEvent, void, undefined> {
+  async *events(runId: string, options: EventsOptions = {}): AsyncGenerator<StreamEvent, void> {
     let last = options.after;
+    const until = options.until === 'end' ? '?until=end' : '';
     for (;;) {
       try {
-        const res = await this.#fetch(`${this.#url}/runs/${encodeURIComponent(runId)}/events`, {
+        const path = `/runs/${encodeURIComponent(runId)}/events${until}`;
+        const res = await this.#fetch(`${this.#url}${path}`, {
           headers: {
             authorization: `Bearer ${this.#token}`,
             ...(last !== undefined && { 'last-event-id': last }),
@@ -161,7 +203,7 @@ export class WaymarkClient {
           last = event.offset;
           yield event;
         }
-        // The server closes a stream once the run has ended and all of it was sent.
+        // The server closes a stream once the run has stopped (or ended) and all of it was sent.
         return;
       } catch (error) {
         if (options.signal?.aborted) return;
@@ -195,7 +237,11 @@ async function refusal(res: Response): Promise<WaymarkError> {
     error = undefined;
   }
   const code = (error?.code ?? 'INTERNAL') as ErrorCode;
-  return new WaymarkError(code, error?.message ?? `the server answered ${res.status}`, {
+  // The server's message already starts with its code, as every WaymarkError's does; the error
+  // made here puts it there again, so it is taken off first: the code shows once.
+  const told = error?.message ?? `the server answered ${res.status}`;
+  const message = told.startsWith(`${code}: `) ? told.slice(code.length + 2) : told;
+  return new WaymarkError(code, message, {
     retryable: res.status >= 500,
     ...(error?.details !== undefined &&
       error.details !== null && { details: error.details as Record<string, unknown> }),
@@ -220,11 +266,28 @@ async function* sseEvents(res: Response): AsyncGenerator<StreamEvent, void, unde
           .filter((l) => l.startsWith('data:'))
           .map((l) => l.slice(5).replace(/^ /, ''))
           .join('\n');
-        if (data !== '') yield JSON.parse(data) as StreamEvent;
+        if (data !== '') yield eventOf(JSON.parse(data) as Record<string, unknown>);
         end = buffer.indexOf('\n\n');
       }
     }
   } finally {
     await reader.cancel().catch(() => {});
   }
+}
+
+/** A point in time the API gave (ISO 8601; a number from a server before it wrote ISO). */
+function msOf(value: unknown): number {
+  return typeof value === 'number' ? value : Date.parse(String(value));
+}
+
+function runOf(run: ApiRun): ApiRun {
+  return { ...run, createdAt: msOf(run.createdAt), updatedAt: msOf(run.updatedAt) };
+}
+
+/** A stream event from the wire, its times in ms, as `watch()` yields it. */
+function eventOf(wire: Record<string, unknown>): StreamEvent {
+  const event: Record<string, unknown> = { ...wire, at: msOf(wire.at) };
+  if (wire.notBefore !== undefined) event.notBefore = msOf(wire.notBefore);
+  if (wire.emittedAt !== undefined) event.emittedAt = msOf(wire.emittedAt);
+  return event as StreamEvent;
 }

@@ -1,12 +1,24 @@
 // The public surface of `waymark`. Every export is named: nothing reaches users by accident.
 
+export type { Amounts, Unbounded } from './cost/amounts.js';
+export type { Bound, NodeBound, PathStep } from './cost/bound.js';
+export { boundOf } from './cost/bound.js';
+export type { BoundLimits, CostlyNode, OverLimit } from './cost/budget.js';
+export { overBudget } from './cost/budget.js';
+export { parseBudget } from './cost/budget-text.js';
 export type { ErrorClass, ErrorCode } from './error/codes.js';
 export { errorCodes } from './error/codes.js';
 export type { ErrorCause, ErrorValue } from './error/error-value.js';
+export type { ThrownData } from './error/thrown-data.js';
 export type { WaymarkErrorOptions } from './error/waymark-error.js';
 export { isWaymarkError, permanentError, WaymarkError } from './error/waymark-error.js';
-
-export type { GraphOptions, MapOptions, NodeOptions } from './graph/builder.js';
+export type {
+  GraphOptions,
+  MapOptions,
+  NodeDefaults,
+  NodeOptions,
+  WorkspaceOptions,
+} from './graph/builder.js';
 export { GraphBuilder, graph } from './graph/builder.js';
 export type { CompiledGraph } from './graph/compiled.js';
 export type { Diagnostic, DiagnosticCode, Severity } from './graph/diagnostic.js';
@@ -14,7 +26,7 @@ export { formatDiagnostics, warningCodes } from './graph/diagnostic.js';
 export type { End } from './graph/end.js';
 export { END } from './graph/end.js';
 export type { BestPolicy, JoinPolicyInput } from './graph/join.js';
-export { all, any, best, quorum } from './graph/join.js';
+export { all, any, best, patches, quorum } from './graph/join.js';
 export type { NodeKind } from './graph/kinds.js';
 export type { PersonNode, PersonOptions } from './graph/person.js';
 export { person } from './graph/person.js';
@@ -41,18 +53,20 @@ export type {
   RouteDef,
   RouterFn,
   Spend,
+  SpendLimits,
   SubgraphDef,
   Tolerance,
+  ToolCallRecord,
   TurnRecord,
   Usage,
+  Workspace,
 } from './graph/types.js';
 export { validate } from './graph/validate.js';
-export type { AnswerOptions } from './runtime/answer.js';
-export { answer } from './runtime/answer.js';
-export type { CancelOptions } from './runtime/cancel.js';
-export { cancel } from './runtime/cancel.js';
+export type { Patch, PatchFile, WorkspaceDef } from './graph/workspace.js';
+export { patchSchema, workspacePatch } from './graph/workspace.js';
 export type { Clock } from './runtime/clock.js';
 export { initialSnapshot } from './runtime/core/checkpoint.js';
+export { defaultRetryWhen } from './runtime/core/retry-when.js';
 export type {
   Activation,
   Blocked,
@@ -72,25 +86,38 @@ export type {
   StepResult,
 } from './runtime/core/snapshot.js';
 export { step } from './runtime/core/step.js';
-export type { EnqueueAllOptions, EnqueueOptions } from './runtime/enqueue.js';
-export { enqueue, enqueueAll } from './runtime/enqueue.js';
-export { loadTrace } from './runtime/history.js';
-export type { RunView } from './runtime/inspect.js';
-export { inspect } from './runtime/inspect.js';
-export { previousLabel, threadLabel } from './runtime/labels.js';
-export type { PatchOptions } from './runtime/patch.js';
-export { patchState } from './runtime/patch.js';
-export type { ResumeOptions } from './runtime/resume.js';
-export { resume } from './runtime/resume.js';
-export type { RewindOptions } from './runtime/rewind.js';
-export { rewind } from './runtime/rewind.js';
-export { run } from './runtime/run.js';
-export { defaultMaxSteps } from './runtime/run-limits.js';
+export type { ResumeOptions } from './runtime/local/resume.js';
+export { resume } from './runtime/local/resume.js';
+export type { RewindOptions } from './runtime/local/rewind.js';
+export { rewind } from './runtime/local/rewind.js';
+export { run } from './runtime/local/run.js';
+export { defaultMaxSteps } from './runtime/local/run-limits.js';
+export type { AnswerOptions } from './runtime/ops/answer.js';
+export { answer } from './runtime/ops/answer.js';
+export type { CancelOptions } from './runtime/ops/cancel.js';
+export { cancel } from './runtime/ops/cancel.js';
+export type {
+  Cost,
+  Expected,
+  ExpectedOptions,
+  NodeExpectation,
+} from './runtime/ops/expected.js';
+export { expectedCost } from './runtime/ops/expected.js';
+export { loadTrace } from './runtime/ops/history.js';
+export type { RunView } from './runtime/ops/inspect.js';
+export { inspect } from './runtime/ops/inspect.js';
+export { previousLabel, threadLabel } from './runtime/ops/labels.js';
+export type { PatchOptions } from './runtime/ops/patch.js';
+export { patchState } from './runtime/ops/patch.js';
+export type { Plan, PlanStep, RewindPlanOptions } from './runtime/ops/plan.js';
+export { planResume, planRewind } from './runtime/ops/plan.js';
+export type { HistoryOptions, HistoryPage, HistoryStep } from './runtime/ops/states.js';
+export { history } from './runtime/ops/states.js';
+export type { ContinueOptions } from './runtime/ops/thread.js';
+export { continueThread } from './runtime/ops/thread.js';
 export type { AttemptStart, RunOptions, RunResult } from './runtime/run-types.js';
-export type { HistoryOptions, HistoryPage, HistoryStep } from './runtime/states.js';
-export { history } from './runtime/states.js';
-export type { StreamEvent, StreamEventBody, StreamOptions } from './runtime/stream.js';
-export { compareOffsets, streamEventTypes } from './runtime/stream.js';
+export type { StreamEvent, StreamEventBody, StreamOptions } from './runtime/watch/stream.js';
+export { compareOffsets, streamEventTypes } from './runtime/watch/stream.js';
 export type {
   AttemptEnded,
   AttemptScope,
@@ -98,17 +125,16 @@ export type {
   SegmentStart,
   SegmentTelemetry,
   Telemetry,
-} from './runtime/telemetry.js';
-export type { ContinueOptions } from './runtime/thread.js';
-export { continueThread } from './runtime/thread.js';
-export type { Trace, TraceEntry } from './runtime/trace.js';
-export type { TraceNode } from './runtime/trace-tree.js';
-export { nestTrace } from './runtime/trace-tree.js';
-export type { WatchOptions } from './runtime/watch.js';
-export { watch } from './runtime/watch.js';
-export type { WorkerEvent, WorkerOptions } from './runtime/worker.js';
-export { Worker } from './runtime/worker.js';
-
+} from './runtime/watch/telemetry.js';
+export type { Trace, TraceEntry } from './runtime/watch/trace.js';
+export type { TraceNode } from './runtime/watch/trace-tree.js';
+export { nestTrace } from './runtime/watch/trace-tree.js';
+export type { WatchOptions } from './runtime/watch/watch.js';
+export { watch } from './runtime/watch/watch.js';
+export type { EnqueueAllOptions, EnqueueOptions } from './runtime/worker/enqueue.js';
+export { enqueue, enqueueAll } from './runtime/worker/enqueue.js';
+export type { WorkerEvent, WorkerOptions, WorkerStatus } from './runtime/worker/worker.js';
+export { Worker } from './runtime/worker/worker.js';
 export type { MemoryStoreOptions } from './store/memory-store.js';
 export { MemoryStore } from './store/memory-store.js';
 export type {
@@ -140,7 +166,20 @@ export type {
   WaitStore,
   WorkClaim,
   WorkerRecord,
-  WorkKind,
-  WorkQueue,
 } from './store/store.js';
 export { storeFormatVersion } from './store/store.js';
+export type {
+  ClaimedRun,
+  Inbox,
+  RunClaims,
+  TaskQueue,
+  WorkerRegistry,
+  WorkKind,
+  WorkQueue,
+  WorkSignals,
+} from './store/work-queue.js';
+export { servesWorkers } from './store/work-queue.js';
+export type { ConflictHunk } from './workspace/conflicts.js';
+export type { MergeConflict } from './workspace/merge.js';
+export { workspaceRoot } from './workspace/paths.js';
+export { endRunWorkspaces } from './workspace/retention.js';

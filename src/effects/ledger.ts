@@ -1,4 +1,4 @@
-import { WaymarkError } from '../error/waymark-error.js';
+import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
 import type { Store } from '../store/store.js';
 
 /**
@@ -6,10 +6,10 @@ import type { Store } from '../store/store.js';
  * store when it has one, else by memory for the life of the run.
  */
 export interface EffectLedger {
-  /** The recorded result (JSON) of a key, if any. */
-  get(key: string): Promise<string | undefined>;
+  /** The recorded result (JSON) of a key, if any. `signal`: the attempt's, which ends waiting. */
+  get(key: string, signal?: AbortSignal): Promise<string | undefined>;
   /** Records a result unless the key has one already; returns the result that stands. */
-  record(key: string, result: string): Promise<string>;
+  record(key: string, result: string, signal?: AbortSignal): Promise<string>;
 }
 
 /**
@@ -23,13 +23,56 @@ export function effectKey(runId: string, activationId: string, name: string): st
   return `${runId}/${activationId}/${name}`;
 }
 
-/** A ledger over a store's effect records for one run. */
+// A store that cannot be reached for a moment (a connection killed, a server restarting, a
+// lock not free) is asked again after 50, 100, 200 ... ms, up to 2 s between tries.
+const backoffMs = 50;
+const backoffCapMs = 2_000;
+
+/**
+ * A ledger over a store's effect records for one run. A store error that passes (retryable) is
+ * not the node's failure: the same read or record is taken again after a pause, for as long as
+ * the attempt lives (its signal aborts when the run stops or its lease is lost). A record taken
+ * again after its first write landed finds that write: the key keeps one result.
+ */
 export function storeLedger(store: Store, runId: string, now: () => number): EffectLedger {
   return {
-    get: async (key) => (await store.getEffect(runId, key))?.result,
-    record: async (key, result) =>
-      (await store.recordEffect({ runId, key, result, at: now() })).result,
+    get: (key, signal) =>
+      patiently(async () => (await store.getEffect(runId, key))?.result, signal),
+    record: (key, result, signal) =>
+      patiently(
+        async () => (await store.recordEffect({ runId, key, result, at: now() })).result,
+        signal,
+      ),
   };
+}
+
+async function patiently<T>(call: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  for (let failures = 0; ; failures++) {
+    try {
+      return await call();
+    } catch (error) {
+      const passing = isWaymarkError(error) && error.code.startsWith('STORE_') && error.retryable;
+      if (!passing || isAborted(signal)) throw error;
+      await pause(Math.min(backoffCapMs, backoffMs * 2 ** failures), signal);
+      if (isAborted(signal)) throw error;
+    }
+  }
+}
+
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }
 
 /** A ledger that lives as long as the run object that holds it. */
@@ -56,8 +99,9 @@ export async function performEffect<T>(
   ledger: EffectLedger,
   key: string,
   fn: (key: string) => T | Promise<T>,
+  signal?: AbortSignal,
 ): Promise<T> {
-  const recorded = await ledger.get(key);
+  const recorded = await ledger.get(key, signal);
   if (recorded !== undefined) return JSON.parse(recorded) as T;
   const result = await fn(key);
   let json: string | undefined;
@@ -74,5 +118,5 @@ export async function performEffect<T>(
     );
   }
   // Whatever stands in the ledger is the answer, also when a concurrent attempt recorded first.
-  return JSON.parse(await ledger.record(key, json)) as T;
+  return JSON.parse(await ledger.record(key, json, signal)) as T;
 }

@@ -20,6 +20,8 @@ export const errorCodes = [
   'REDUCER_FAILED',
   'VISIT_CAP',
   'MAP_NOT_LIST',
+  'MAP_TOO_LONG',
+  'BOUND_OVER_BUDGET',
   'JOIN_FAILED',
   'STEP_LIMIT',
   // node failures
@@ -36,6 +38,12 @@ export const errorCodes = [
   'EXEC_FAILED',
   'EXEC_TIMEOUT',
   'EXEC_ABORTED',
+  'EXEC_OUTSIDE_WORKSPACE',
+  // workspaces and patch joins
+  'WORKSPACE_REPO_INVALID',
+  'WORKSPACE_BASE_UNKNOWN',
+  'WORKSPACE_FAILED',
+  'MERGE_CONFLICT',
   // run-level stops
   'RUN_CANCELLED',
   'RUN_TIMEOUT',
@@ -46,6 +54,8 @@ export const errorCodes = [
   'RUN_NOT_CANCELLABLE',
   'RUN_NOT_CONTINUABLE',
   'RUN_NOT_PATCHABLE',
+  'RUN_DRAINED',
+  'FOLD_FAILED',
   // one owner per run
   'RUN_OWNED',
   'LEASE_LOST',
@@ -76,6 +86,11 @@ export const errorCodes = [
   'SCRIPT_EXHAUSTED',
   'CASSETTE_MISS',
   'CASSETTE_INVALID',
+  // MCP tools of agent nodes (waymark/model)
+  'MCP_CLIENT_MISSING',
+  'MCP_SERVER_FAILED',
+  'MCP_TOOL_DENIED',
+  'MCP_TOOL_UNKNOWN',
   // the HTTP API (waymark serve)
   'AUTH_REQUIRED',
   'REQUEST_TOO_LARGE',

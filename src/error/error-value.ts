@@ -1,4 +1,5 @@
 import type { ErrorClass, ErrorCode } from './codes.js';
+import { type ThrownData, thrownData } from './thrown-data.js';
 
 /**
  * A failure recorded as data in the run, never thrown through the caller: the node and
@@ -28,6 +29,10 @@ export interface ErrorCause {
   readonly message: string;
   /** The cause's own `code` when it has a string one (`ECONNRESET`, a WaymarkError's code). */
   readonly code?: string;
+  /** The cause's `name` when it is not the plain `'Error'`. */
+  readonly name?: string;
+  /** The cause's HTTP status, found as in {@link ThrownData} (a wrapped `APICallError`'s). */
+  readonly status?: number;
   readonly stack?: string;
   readonly cause?: ErrorCause;
 }
@@ -58,11 +63,14 @@ function causeOf(value: unknown, depth: number): ErrorCause | undefined {
   if (value === undefined || value === null || depth === 0) return undefined;
   if (!(value instanceof Error)) return { message: String(value) };
   const code = (value as { code?: unknown }).code;
+  const data = thrownData(value);
   const stack = trimStack(value.stack);
   const inner = causeOf(value.cause, depth - 1);
   return {
     message: value.message,
     ...(typeof code === 'string' && { code }),
+    ...(data?.name !== undefined && { name: data.name }),
+    ...(data?.status !== undefined && { status: data.status }),
     ...(stack !== undefined && { stack }),
     ...(inner !== undefined && { cause: inner }),
   };

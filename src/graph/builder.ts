@@ -7,7 +7,7 @@ import type { End } from './end.js';
 import { flatten } from './flatten.js';
 import { structuralHash } from './hash.js';
 import type { JoinPolicyInput } from './join.js';
-import { kindOf, type NodeKind } from './kinds.js';
+import { kindOf, kindTraits, type NodeKind, spendOf } from './kinds.js';
 import { waitSpecOf } from './person.js';
 import type { Reducer } from './reducers.js';
 import { runtimeNodes } from './runtime-nodes.js';
@@ -32,9 +32,11 @@ import type {
   RetryPolicy,
   RouteDef,
   RouterFn,
+  SpendLimits,
   Tolerance,
 } from './types.js';
 import { analyze, validate } from './validate.js';
+import type { WorkspaceDef } from './workspace.js';
 
 type Field<S> = keyof S & string;
 /** Fields whose value is a list: what a map fan-out can iterate. */
@@ -59,6 +61,13 @@ export interface GraphOptions<
    * neither `input` nor `output` are private to the graph. Absent: the output is the state.
    */
   readonly output?: Out;
+  /**
+   * What a run does with an input field that is not a state field: `'refuse'` (the default)
+   * rejects the run with `INPUT_INVALID` and a "did you mean", so a misspelled field is never
+   * dropped in silence; `'strip'` drops such fields, as a zod object does, for callers that pass
+   * a wider record on purpose. A graph with an `input` schema refuses them as `INPUT_NOT_ALLOWED`.
+   */
+  readonly unknownInput?: 'refuse' | 'strip';
   /** The graph's version, recorded in every checkpoint. Default 1. */
   readonly version?: number;
   /** Per-field reducers; a field without one is replaced by each update. */
@@ -72,6 +81,25 @@ export interface GraphOptions<
   readonly migrations?: Readonly<
     Record<number, (state: Record<string, unknown>) => Record<string, unknown>>
   >;
+  /**
+   * Options every node gets unless it sets its own (LangGraph.js: the graph's `retryPolicy`):
+   * `visits` on every node; `retry`, `timeoutMs` and `exec` on nodes that run attempts (code,
+   * model, effect; not a person or a subgraph). A node's own option replaces the default whole.
+   */
+  readonly nodeDefaults?: NodeDefaults;
+}
+
+/**
+ * The node options a graph can set once for all its nodes: see {@link GraphOptions.nodeDefaults}.
+ *
+ * @example
+ * graph('agent', { state: State, nodeDefaults: { retry: { attempts: 3, backoffMs: 500 }, timeoutMs: 30_000 } })
+ */
+export interface NodeDefaults {
+  readonly retry?: RetryOptions;
+  readonly timeoutMs?: number;
+  readonly visits?: number;
+  readonly exec?: readonly string[];
 }
 
 /** Options of `.node()`. `W` is inferred from `writes` and narrows what the node may return. */
@@ -96,6 +124,18 @@ export interface NodeOptions<S, W extends Field<S> = Field<S>> {
   readonly join?: JoinPolicyInput<S>;
   /** Failed branches a join tolerates (a count or `'10%'`); default: fail fast. */
   readonly tolerate?: Tolerance;
+  /** What one attempt may spend, for the cost bound; `model()` and `agent()` declare their own. */
+  readonly spend?: SpendLimits;
+  /**
+   * The node works in its own working copy of `repo` and its update carries the patch in state
+   * field `patch`, which is added to its `reads` and `writes` (docs/workspaces.md).
+   */
+  readonly workspace?: WorkspaceOptions<S>;
+}
+
+/** The `workspace` option of a node: {@link WorkspaceDef}, with the patch field type-checked. */
+export interface WorkspaceOptions<S> extends Omit<WorkspaceDef, 'patch'> {
+  readonly patch: Field<S>;
 }
 
 /** Options of `.map()`. */
@@ -108,6 +148,11 @@ export interface MapOptions<S, N extends string> {
   readonly join: N;
   /** Most branches running at once. Default 16. */
   readonly concurrency?: number;
+  /**
+   * Most items the map takes (a longer list fails the fanning-out node with `MAP_TOO_LONG`), so
+   * the cost bound can count its branches; without it the bound reads the field's `.max()`.
+   */
+  readonly maxItems?: number;
 }
 
 /**
@@ -174,25 +219,39 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       kind: wait ? 'person' : (options.kind ?? kindOf(fn) ?? 'code'),
       version: options.version ?? 1,
     };
-    if (options.visits !== undefined) def.visits = options.visits;
-    if (options.retry !== undefined) {
-      def.retry = copyRetry(options.retry);
-      const when = (options.retry as RetryOptions | null)?.when;
+    const defaults = this.#options.nodeDefaults;
+    const opts = defaults === undefined ? options : withDefaults(options, defaults, def.kind);
+    if (opts.visits !== undefined) def.visits = opts.visits;
+    if (opts.retry !== undefined) {
+      def.retry = copyRetry(opts.retry);
+      const when = (opts.retry as RetryOptions | null)?.when;
       if (typeof when === 'function' && !this.#retryWhens.has(name))
         this.#retryWhens.set(name, when);
     }
-    if (options.timeoutMs !== undefined) def.timeoutMs = options.timeoutMs;
-    if (options.onError !== undefined) def.onError = options.onError;
-    if (options.reads !== undefined) def.reads = copyList(options.reads);
-    if (options.writes !== undefined) def.writes = copyList(options.writes);
-    if (options.exec !== undefined) def.exec = copyList(options.exec);
-    if (options.terminal !== undefined) def.terminal = options.terminal;
-    // `tolerate` alone makes an all() join: it only means something on a join.
-    if (options.join !== undefined || options.tolerate !== undefined) {
-      def.join = joinDef(options.join ?? { kind: 'all' }, options.tolerate);
+    if (opts.timeoutMs !== undefined) def.timeoutMs = opts.timeoutMs;
+    if (opts.onError !== undefined) def.onError = opts.onError;
+    if (opts.reads !== undefined) def.reads = copyList(opts.reads);
+    if (opts.writes !== undefined) def.writes = copyList(opts.writes);
+    if (opts.workspace !== undefined) {
+      def.workspace = copyWorkspace(opts.workspace);
+      // The patch field is where the working copy starts from and what the update sets: the
+      // node reads and writes it, so its input hash and its write check cover it.
+      const field = def.workspace.patch;
+      if (Array.isArray(def.reads) && !def.reads.includes(field)) def.reads = [...def.reads, field];
+      if (Array.isArray(def.writes) && !def.writes.includes(field))
+        def.writes = [...def.writes, field];
     }
-    if (options.join?.kind === 'best' && !this.#scores.has(name))
-      this.#scores.set(name, options.join.score);
+    if (opts.exec !== undefined) def.exec = copyList(opts.exec);
+    if (opts.terminal !== undefined) def.terminal = opts.terminal;
+    const spend = opts.spend ?? spendOf(fn);
+    if (spend !== undefined) def.spend = { ...spend };
+    if (wait?.answers !== undefined) def.answers = wait.answers;
+    // `tolerate` alone makes an all() join: it only means something on a join.
+    if (opts.join !== undefined || opts.tolerate !== undefined) {
+      def.join = joinDef(opts.join ?? { kind: 'all' }, opts.tolerate);
+    }
+    if (opts.join?.kind === 'best' && !this.#scores.has(name))
+      this.#scores.set(name, opts.join.score);
     this.#nodes.push(def);
     if (!this.#fns.has(name)) this.#fns.set(name, fn as NodeFn<S, unknown>);
     return this as unknown as GraphBuilder<S, N | K, I, O>;
@@ -304,6 +363,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       branch: options.branch,
       join: options.join,
       ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+      ...(options.maxItems !== undefined && { maxItems: options.maxItems }),
     });
     return this;
   }
@@ -391,6 +451,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       def,
       schema: this.#options.state,
       ...(this.#options.input && { input: this.#options.input }),
+      ...(this.#options.unknownInput === 'strip' && { stripsUnknownInput: true as const }),
       ...(this.#options.output && { output: this.#options.output }),
       entry: def.entry!,
       nodes,
@@ -398,6 +459,25 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       reducers,
     });
   }
+}
+
+// Defaults become each node's own data, so the structural hash, the validator and every reader of
+// the def see them as if written on the node. Attempt-only options go only where there are
+// attempts: a retry on a person node would be refused, not ignored.
+function withDefaults<S, W extends Field<S>>(
+  options: NodeOptions<S, W>,
+  defaults: NodeDefaults,
+  kind: NodeKind,
+): NodeOptions<S, W> {
+  if (typeof defaults !== 'object' || defaults === null) return options;
+  const attempts = Object.hasOwn(kindTraits, kind) && kindTraits[kind].retryable;
+  return {
+    ...(defaults.visits !== undefined && { visits: defaults.visits }),
+    ...(attempts && defaults.retry !== undefined && { retry: defaults.retry }),
+    ...(attempts && defaults.timeoutMs !== undefined && { timeoutMs: defaults.timeoutMs }),
+    ...(attempts && defaults.exec !== undefined && { exec: defaults.exec }),
+    ...options,
+  };
 }
 
 // Copies with a fixed key order: the compiled graph must not change when the caller later edits
@@ -414,6 +494,16 @@ function copyRetry(retry: RetryOptions): RetryPolicy {
     // The predicate is a function: the def records that there is one (the validator reports
     // anything else as it was given).
     ...(when !== undefined && { when: (typeof when === 'function' ? true : when) as true }),
+  };
+}
+
+function copyWorkspace(w: WorkspaceDef): WorkspaceDef {
+  if (typeof w !== 'object' || w === null) return w; // the validator reports it
+  return {
+    repo: w.repo,
+    ...(w.base !== undefined && { base: w.base }),
+    patch: w.patch,
+    ...(w.keepFailedMs !== undefined && { keepFailedMs: w.keepFailedMs }),
   };
 }
 

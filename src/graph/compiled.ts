@@ -126,6 +126,8 @@ export interface CompiledGraph<S = Record<string, unknown>, I = S, O = S> {
   readonly schema: z.ZodObject;
   /** The fields a caller may set, when the graph declares an `input` schema. */
   readonly input?: z.ZodObject;
+  /** Set when the graph drops input fields that are not state fields (`unknownInput: 'strip'`). */
+  readonly stripsUnknownInput?: true;
   /** The fields a run hands back as `result.output`, when the graph declares an `output` schema. */
   readonly output?: z.ZodObject;
   readonly entry: string;

@@ -39,6 +39,7 @@ export const diagnosticCodes = [
   'WRITE_CONFLICT',
   'READS_UNDECLARED',
   'WRITES_UNDECLARED',
+  'ANSWER_UNMAPPED',
 ] as const;
 
 /** A stable code of a compile-time diagnostic. */
@@ -73,7 +74,7 @@ export const warningCodes: ReadonlySet<DiagnosticCode> = new Set<DiagnosticCode>
  * { suggestion: 'plan-fix', unreachable: ['plan-fix', 'fix-code', 'update-tests', 'merge'] }
  */
 export interface DiagnosticDetails {
-  /** The declared node whose name is closest to an unknown one. */
+  /** The declared node (or, for `ANSWER_UNMAPPED`, state field) closest to an unknown name. */
   readonly suggestion?: string;
   /** The nodes that cannot be reached only because of this mistake, in declaration order. */
   readonly unreachable?: readonly string[];

@@ -50,3 +50,16 @@ export function quorum(k: number): { readonly kind: 'quorum'; readonly k: number
 export function best<S>(score: (branchState: Readonly<S>) => number): BestPolicy<S> {
   return { kind: 'best', score };
 }
+
+/**
+ * Join policy: wait for every branch like `all()`, then merge the branches' patches three-way
+ * against their base with git's merge machinery; the merged tree is the join node's workspace
+ * (it must declare one, with the branches' patch field). A conflict fails the join node with
+ * `MERGE_CONFLICT`, listing the files and hunks, routed through its `onError` like any failure.
+ *
+ * @example
+ * .node('merge', check, { join: patches(), workspace: { repo, patch: 'code' }, onError: 'resolve' })
+ */
+export function patches(): { readonly kind: 'patches' } {
+  return { kind: 'patches' };
+}

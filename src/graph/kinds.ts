@@ -1,3 +1,5 @@
+import type { SpendLimits } from './types.js';
+
 /** What a node is for; the scheduler reads a kind's traits, never the kind itself. */
 export type NodeKind = 'code' | 'model' | 'person' | 'effect' | 'subgraph';
 
@@ -42,5 +44,26 @@ export function markKind<F extends (...args: never[]) => unknown>(fn: F, kind: N
 export function kindOf(fn: unknown): NodeKind | undefined {
   return typeof fn === 'function'
     ? ((fn as unknown as Record<symbol, NodeKind | undefined>)[kindMarker] ?? undefined)
+    : undefined;
+}
+
+const spendMarker = Symbol.for('waymark.nodeSpend');
+
+/**
+ * Marks a node function with what one of its attempts may spend, so the cost bound knows it
+ * without a `spend` option: `model()` and `agent()` mark theirs.
+ *
+ * @example
+ * return markSpend(markKind(node, 'model'), { calls: 3, maxTokens: 8_000 });
+ */
+export function markSpend<F extends (...args: never[]) => unknown>(fn: F, spend: SpendLimits): F {
+  Object.defineProperty(fn, spendMarker, { value: spend });
+  return fn;
+}
+
+/** What a node function was marked as spending per attempt, if anything. */
+export function spendOf(fn: unknown): SpendLimits | undefined {
+  return typeof fn === 'function'
+    ? ((fn as unknown as Record<symbol, SpendLimits | undefined>)[spendMarker] ?? undefined)
     : undefined;
 }

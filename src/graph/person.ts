@@ -23,6 +23,11 @@ export interface WaitSpec {
   readonly timeoutMs: number | undefined;
   /** The answer schema as JSON Schema, stored with the wait; null if it cannot be expressed. */
   readonly schema: unknown;
+  /**
+   * With no `update`, the answer object is the update: its fields, for the validator to check
+   * against the state's. Absent with an `update`, or when the schema is not a zod object.
+   */
+  readonly answers?: readonly string[];
 }
 
 /** A node function that is a person's stop point; the runtime never calls it. */
@@ -56,6 +61,8 @@ export function person<S, A>(options: PersonOptions<S, A>): PersonNode<S> {
       : (answer) => answer,
     timeoutMs: options.timeoutMs,
     schema,
+    ...(update === undefined &&
+      options.answer instanceof z.ZodObject && { answers: Object.keys(options.answer.shape) }),
   };
   const node = (() => {
     throw new Error('waymark internal: a person node is answered, never called');

@@ -1,12 +1,15 @@
 import type { z } from 'zod';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from './compiled.js';
+import { Spelling } from './spelling.js';
 
 /**
  * The state a run of `graph` starts from: the caller's input checked against the graph's
  * `input` schema when it has one (a field outside it is `INPUT_NOT_ALLOWED`: the graph keeps it
  * private), then parsed by the state schema, which fills in the defaults of every other field.
  * A run and a subgraph's entry both start this way, so a child is entered as it is run.
+ * A field that is not a state field is `INPUT_INVALID` too, with the closest field's name,
+ * unless the graph declares `unknownInput: 'strip'`.
  * @throws WaymarkError `INPUT_NOT_ALLOWED`, `INPUT_INVALID`.
  *
  * @example
@@ -30,6 +33,7 @@ export function startState(
       given = checked.data;
     }
   }
+  if (allowed === undefined && graph.stripsUnknownInput !== true) knownFields(graph, input, who);
   const parsed = graph.schema.safeParse(given);
   if (!parsed.success) throw mismatch(`input does not match the state of ${who}`, parsed.error);
   return parsed.data as Record<string, unknown>;
@@ -102,6 +106,36 @@ export function publicState(
   const seen: Record<string, unknown> = {};
   for (const key of Object.keys(state)) if (!slots.has(key)) seen[key] = state[key];
   return Object.freeze(seen);
+}
+
+/** Refuses an input field the state schema does not have: a zod object would drop it unseen. */
+function knownFields(graph: CompiledGraph, input: unknown, who: string): void {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return;
+  const shape = graph.schema.shape;
+  let fits = true;
+  for (const key in input)
+    if (Object.hasOwn(input, key) && !Object.hasOwn(shape, key)) fits = false;
+  if (fits) return;
+  const spelling = new Spelling(Object.keys(shape));
+  const extra = Object.keys(input)
+    .filter((key) => !Object.hasOwn(shape, key))
+    .map((key) => {
+      const meant = spelling.suggest(key);
+      return { key, guess: meant === undefined ? '' : ` (did you mean "${meant}"?)` };
+    });
+  const named = extra.map(({ key, guess }) => `"${key}"${guess}`).join(', ');
+  const which = extra.length === 1 ? 'which is not a state field' : 'which are not state fields';
+  throw new WaymarkError(
+    'INPUT_INVALID',
+    `the input of ${who} sets ${named}, ${which}; a graph that takes other fields on purpose declares unknownInput: 'strip'`,
+    {
+      retryable: false,
+      details: extra.map(({ key, guess }) => ({
+        path: [key],
+        message: `not a state field${guess}`,
+      })),
+    },
+  );
 }
 
 const shared = new WeakMap<z.ZodObject, boolean>();

@@ -73,6 +73,18 @@ export const slotSchema = z.unknown();
 /** The node that applies a subgraph's output mapping when its child reaches END. */
 export const exitOf = (name: string) => `${name}/__end__`;
 
+/**
+ * The name a user declared for a flat node: a subgraph's exit (`draft/__end__`) is the subgraph
+ * node `draft`, whose edge, router or fan-out it carries; any other node is its own name.
+ *
+ * @example
+ * declaredName('draft/__end__'); // 'draft'
+ */
+export function declaredName(name: string): string {
+  return name.endsWith(exitSuffix) ? name.slice(0, -exitSuffix.length) : name;
+}
+const exitSuffix = '/__end__';
+
 /** The fields a child is entered with: its `input` schema's, or all of its state. */
 export function inputFields(child: CompiledGraph): readonly string[] {
   return child.input === undefined ? child.def.fields : Object.keys(child.input.shape);

@@ -1,6 +1,7 @@
 import type { ErrorClass } from '../error/codes.js';
 import type { ErrorValue } from '../error/error-value.js';
 import type { NodeKind } from './kinds.js';
+import type { Patch, WorkspaceDef } from './workspace.js';
 
 /**
  * How a node's failed attempts are tried again. `attempts` counts every attempt, the first one
@@ -59,6 +60,43 @@ export interface NodeDef {
   readonly version: number;
   /** Set on the node a fan-out's branches come back to: how their results are combined. */
   readonly join?: JoinDef;
+  /**
+   * The node works in its own working copy of a repository, and its update carries the patch
+   * (see docs/workspaces.md). Its `patch` field is part of what it reads and writes.
+   */
+  readonly workspace?: WorkspaceDef;
+  /**
+   * What one attempt of the node may spend, as data the cost bound reads (`model()` and
+   * `agent()` declare theirs; a code node that reports usage declares it in its options). Not
+   * part of the structural hash: a budget is not the graph's shape.
+   */
+  readonly spend?: SpendLimits;
+  /**
+   * On a person node without an `update`: the fields of its answer, which is applied as the
+   * update, so each must be a state field (`ANSWER_UNMAPPED`). Not part of the graph's hash.
+   */
+  readonly answers?: readonly string[];
+}
+
+/**
+ * The most one attempt of a node may spend, as the cost bound reads it (docs/cost.md).
+ *
+ * @example
+ * .node('summarize', summarize, { spend: { calls: 1, maxTokens: 4_000, maxCostUsd: 0.01 } })
+ */
+export interface SpendLimits {
+  /** Most model calls in one attempt (a model node's schema retries, an agent's turns). */
+  readonly calls?: number;
+  /** Most input + output tokens over the attempt's calls. */
+  readonly maxTokens?: number;
+  /** Most output tokens of one call (the provider's output limit). */
+  readonly maxOutputTokens?: number;
+  /** Most cost of the attempt, in US dollars. */
+  readonly maxCostUsd?: number;
+  /** Dollars per million tokens of the models the node may call, by name. */
+  readonly prices?: Readonly<
+    Record<string, { readonly inputPerMillion: number; readonly outputPerMillion: number }>
+  >;
 }
 
 /**
@@ -67,12 +105,15 @@ export interface NodeDef {
  * - `any`: the first success wins; the other branches are cancelled
  * - `quorum`: the first `k` successes win (merged in branch order); the rest are cancelled
  * - `best`: waits for every branch and keeps the success with the highest declared score
+ * - `patches`: waits for every branch like `all`; the branches' patches (the join node's
+ *   workspace field) are merged three-way into the join node's workspace, not by a reducer
  */
 export type JoinPolicy =
   | { readonly kind: 'all' }
   | { readonly kind: 'any' }
   | { readonly kind: 'quorum'; readonly k: number }
-  | { readonly kind: 'best' };
+  | { readonly kind: 'best' }
+  | { readonly kind: 'patches' };
 
 /**
  * How many failed branches a join tolerates: a count, or a percentage of the dispatched
@@ -107,6 +148,8 @@ export type FanOutDef =
       readonly branch: string;
       readonly join: string;
       readonly concurrency?: number;
+      /** Most items the map runs branches for; a longer list fails the fanning-out node. */
+      readonly maxItems?: number;
     };
 
 /** A static edge: when `from` completes, `to` runs next. */
@@ -248,6 +291,33 @@ export interface NodeContext {
    * `provider:model-id`; model nodes use it instead of their own. Undefined when none was given.
    */
   readonly model: string | undefined;
+  /** The node's working copy, when it declares `workspace`; undefined otherwise. */
+  readonly workspace?: Workspace | undefined;
+}
+
+/**
+ * A node's working copy, as `ctx.workspace`: its path, where it started, and helpers that stay
+ * inside it. Every path a helper takes is relative to the working copy; one that leads outside
+ * is refused with `EXEC_OUTSIDE_WORKSPACE`.
+ *
+ * @example
+ * const source = await ctx.workspace!.read('src/billing.js');
+ * await ctx.workspace!.write('src/billing.js', source.replace('<=', '<'));
+ */
+export interface Workspace {
+  /** The working copy's absolute path: `ctx.exec` runs there. */
+  readonly path: string;
+  /** The commit the run's work started from (the recorded base). */
+  readonly base: string;
+  /** The commit this activation started from: the base, or the patch it builds on. */
+  readonly start: string;
+  /** The absolute path of `file` inside the working copy. */
+  resolve(file: string): string;
+  read(file: string): Promise<string>;
+  write(file: string, content: string | Uint8Array): Promise<void>;
+  remove(file: string): Promise<void>;
+  /** Runs a program in the working copy, as `ctx.exec` does (the node's `exec` allowlist). */
+  exec(argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
 }
 
 /**
@@ -272,6 +342,25 @@ export interface TurnRecord {
   readonly usage?: Usage;
   /** Names of the tools called in this turn, in order. */
   readonly toolCalls?: readonly string[];
+  /** What each tool call of this turn was given and gave back, when the node records it. */
+  readonly tools?: readonly ToolCallRecord[];
+}
+
+/**
+ * One tool call as the trace keeps it: which tool, with what, what came back (or the code it
+ * was refused or failed with), and how long it took.
+ *
+ * @example
+ * { tool: 'repo.read_file', input: { path: 'a.js' }, output: { text: '...' }, durationMs: 4 }
+ */
+export interface ToolCallRecord {
+  readonly tool: string;
+  readonly input: unknown;
+  readonly output?: unknown;
+  readonly error?: { readonly code: string; readonly message: string };
+  readonly durationMs: number;
+  /** Set on a side-effecting tool: the idempotency key its call ran under. */
+  readonly effect?: string;
 }
 
 /** Model tokens and cost a run has spent, over every attempt that reported usage. */
@@ -333,6 +422,8 @@ export interface JoinSummary {
   readonly succeeded: readonly number[];
   readonly failed: readonly { readonly index: number; readonly error: ErrorValue }[];
   readonly cancelled: readonly number[];
+  /** In a `patches` join: the patch of each merged branch, in merge order (null: none). */
+  readonly patches?: readonly (Patch | null)[];
 }
 
 /** A node body: reads the frozen state, returns an update (or nothing); never mutates. */

@@ -37,6 +37,12 @@ export function checkNodeOptions(node: NodeDef, report: Report): void {
     !(Array.isArray(node.exec) && node.exec.every((e) => typeof e === 'string' && e !== ''))
   )
     bad('exec', node.exec, "it must be a list of program names or paths, such as ['node', 'git']");
+  if (node.workspace !== undefined) checkWorkspace(node, bad);
+  for (const key of ['calls', 'maxTokens', 'maxOutputTokens', 'maxCostUsd'] as const) {
+    const v = node.spend?.[key];
+    if (v !== undefined && !(typeof v === 'number' && v > 0 && v < Infinity))
+      bad(`spend.${key}`, v, 'it must be a number > 0');
+  }
   const retry = node.retry;
   if (retry === undefined) return;
   if (typeof retry !== 'object' || retry === null) {
@@ -62,6 +68,28 @@ export function checkNodeOptions(node: NodeDef, report: Report): void {
         `it must list error classes among ${Object.keys(errorClasses).join(', ')}`,
       );
   }
+}
+
+function checkWorkspace(
+  node: NodeDef,
+  bad: (option: string, value: unknown, rule: string) => void,
+): void {
+  const w = node.workspace;
+  if (typeof w !== 'object' || w === null) {
+    bad('workspace', w, "it must be an object such as { repo: '.', patch: 'code' }");
+    return;
+  }
+  const text = (v: unknown) => typeof v === 'string' && v.trim() !== '';
+  if (!text(w.repo)) bad('workspace.repo', w.repo, 'it must be the path of a repository');
+  if (w.base !== undefined && !text(w.base))
+    bad('workspace.base', w.base, "it must be a revision such as 'HEAD' or 'main'");
+  if (!text(w.patch))
+    bad('workspace.patch', w.patch, 'it must name the state field that holds the patch');
+  if (
+    w.keepFailedMs !== undefined &&
+    !(w.keepFailedMs >= 0 && w.keepFailedMs <= Number.MAX_SAFE_INTEGER)
+  )
+    bad('workspace.keepFailedMs', w.keepFailedMs, 'it must be a number of milliseconds >= 0');
 }
 
 // Numbers as written (JSON would print Infinity and NaN as null), anything else as JSON.

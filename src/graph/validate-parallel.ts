@@ -138,9 +138,15 @@ export function checkParallel(
         },
       );
     }
-    // Only joins that merge several branches can see two writes to one field.
-    if (policy.kind === 'all' || (policy.kind === 'quorum' && policy.k > 1)) {
-      checkWriteConflicts(s, fanOut, writes);
+    // Only joins that merge several branches can see two writes to one field. A patches join
+    // merges its patch field three-way itself: the branches may all write that one.
+    if (
+      policy.kind === 'all' ||
+      policy.kind === 'patches' ||
+      (policy.kind === 'quorum' && policy.k > 1)
+    ) {
+      const merged = policy.kind === 'patches' ? joinNode.workspace?.patch : undefined;
+      checkWriteConflicts(s, fanOut, writes, merged);
     }
   }
   nodes.forEach((node, i) => {
@@ -202,11 +208,12 @@ function checkWriteConflicts(
   s: Structure,
   fanOut: ResolvedFanOut,
   writes: readonly (Set<string> | 'all')[],
+  merged: string | undefined,
 ): void {
   const { def, nodes, report } = s;
   const fromName = nodes[fanOut.from]!.name;
   const unreduced = (fields: Iterable<string>) =>
-    [...fields].filter((f) => def.reducers[f] === undefined);
+    [...fields].filter((f) => def.reducers[f] === undefined && f !== merged);
   // A branch without `writes` may write any field, but a field with a reducer merges whatever
   // the branches wrote: only the fields without one can conflict.
   const anyUnreduced = unreduced(def.fields).length > 0;
@@ -277,10 +284,22 @@ function checkJoinOptions(node: NodeDef, report: Report): void {
     });
   const { policy, tolerate } = node.join!;
   const kind = typeof policy === 'object' && policy !== null ? policy.kind : undefined;
-  if (kind !== 'all' && kind !== 'any' && kind !== 'quorum' && kind !== 'best') {
-    bad('join', policy, 'it must be all(), any(), quorum(k) or best(score)');
+  if (
+    kind !== 'all' &&
+    kind !== 'any' &&
+    kind !== 'quorum' &&
+    kind !== 'best' &&
+    kind !== 'patches'
+  ) {
+    bad('join', policy, 'it must be all(), any(), quorum(k), best(score) or patches()');
   } else if (policy.kind === 'quorum' && !isPositiveInt(policy.k)) {
     bad('join quorum k', policy.k, 'it must be a whole number >= 1');
+  } else if (policy.kind === 'patches' && node.workspace === undefined) {
+    bad(
+      'join',
+      'patches()',
+      "the join node merges the branches' patches into its own working copy: declare its workspace, with the branches' patch field",
+    );
   }
   if (tolerate === undefined) return;
   const percent = typeof tolerate === 'string' ? /^(\d+(?:\.\d+)?)%$/.exec(tolerate) : null;

@@ -3,7 +3,7 @@ import { END, reservedNames } from './end.js';
 import { type Adjacency, EdgeCollector, type Incoming, reverse } from './internal/adjacency.js';
 import { blame, type Misnamed } from './internal/blame.js';
 import { cyclicComponents } from './internal/cycles.js';
-import { Spelling } from './internal/spelling.js';
+import { Spelling } from './spelling.js';
 import type { GraphDef, NodeDef } from './types.js';
 import { checkNodeOptions, isPositiveInt, show } from './validate-options.js';
 import { checkParallel, resolveFanOuts } from './validate-parallel.js';
@@ -49,6 +49,8 @@ const hints: Readonly<Record<DiagnosticCode, string>> = {
     'declare { reads: [...] } with the fields the node reads; it then sees only those',
   WRITES_UNDECLARED:
     'declare { writes: [...] } with the fields the node updates; any other is refused',
+  ANSWER_UNMAPPED:
+    "give the person an update: (answer) => ({ ... }) that sets state fields, or name the answer's fields after state fields",
   OPTION_INVALID:
     'use whole numbers >= 1 for visits, version and retry.attempts; 0 < timeoutMs <= 2147483647; retry.factor >= 1; a known kind and known error classes',
 };
@@ -113,6 +115,7 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
   // Unknown targets get the closest declared name; the nodes left unreachable only because of
   // one are reported under it (see reachability below), not one UNREACHABLE each.
   let spelling: Spelling | undefined;
+  let fieldSpelling: Spelling | undefined;
   const misnamed: (Misnamed & { readonly at: number })[] = [];
   const unknownTarget = (
     code: 'EDGE_TARGET_UNKNOWN' | 'ROUTE_TARGET_UNKNOWN' | 'ON_ERROR_UNKNOWN',
@@ -287,6 +290,18 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
       }
     }
     checkNodeOptions(node, report);
+    if (Array.isArray(node.answers)) {
+      for (const field of node.answers) {
+        if (fields.has(field)) continue;
+        fieldSpelling ??= new Spelling(def.fields);
+        const suggestion = fieldSpelling.suggest(field);
+        report(
+          'ANSWER_UNMAPPED',
+          `person node "${name}" has no update, and its answer field "${field}" is not a state field${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}`,
+          { node: name, ...(suggestion !== undefined && { details: { suggestion } }) },
+        );
+      }
+    }
     for (const key of ['reads', 'writes'] as const) {
       const list = node[key] ?? [];
       if (!Array.isArray(list)) continue; // reported by checkNodeOptions

@@ -3,9 +3,9 @@ import type { Budget, Spend } from '../graph/types.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from './clock.js';
 import type { QuarantineEntry } from './core/snapshot.js';
-import type { StreamEvent } from './stream.js';
-import type { Telemetry } from './telemetry.js';
-import type { Trace, TraceEntry } from './trace.js';
+import type { StreamEvent } from './watch/stream.js';
+import type { Telemetry } from './watch/telemetry.js';
+import type { Trace, TraceEntry } from './watch/trace.js';
 
 /** An attempt that has just started, as {@link RunOptions.onAttemptStart} sees it. */
 export interface AttemptStart {
@@ -22,6 +22,16 @@ export interface RunOptions {
   readonly runId?: string;
   /** Aborting it cancels the run: status `cancelled`, in-flight nodes see their signal abort. */
   readonly signal?: AbortSignal;
+  /**
+   * Aborting it gives the run back unfinished instead (a "drain", e.g. on SIGTERM): nothing new
+   * starts, nodes running now may finish within `drainGraceMs` and their results are recorded,
+   * the rest are stopped without recording anything, and the run is left `running` with its
+   * lease released, for `resume` or a worker to continue. The promise then rejects with
+   * `RUN_DRAINED`. With a store only: a run in memory has nowhere to be left.
+   */
+  readonly drain?: AbortSignal;
+  /** With `drain`: how long nodes running may take to finish before they are stopped. Default 5,000. */
+  readonly drainGraceMs?: number;
   /**
    * Time limit for the whole run: its deadline (start + this) is kept with the run, across
    * resumes; passing it ends the run `timed_out`.
@@ -79,6 +89,14 @@ export interface RunOptions {
   readonly model?: string;
   /** What model nodes may spend in the whole run; kept with the run, like `maxSteps`. */
   readonly budget?: Budget;
+  /**
+   * Most tokens (input + output) the run may spend, promised before it starts: a graph whose
+   * worst case (`boundOf`, docs/cost.md) is above it, or has no bound, is refused with
+   * `BOUND_OVER_BUDGET` before anything runs; the run then keeps it as its budget too.
+   */
+  readonly maxTokens?: number;
+  /** Most cost (US dollars) the run may spend, promised before it starts, like `maxTokens`. */
+  readonly maxCostUsd?: number;
   /** With a store: write a full snapshot every this many events (and whenever the run stops). Default 100. */
   readonly snapshotEvery?: number;
   /**

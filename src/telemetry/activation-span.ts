@@ -10,8 +10,8 @@ import {
 import type { NodeKind } from '../graph/kinds.js';
 import type { Usage } from '../graph/types.js';
 import type { Activation } from '../runtime/core/snapshot.js';
-import type { AttemptEnded } from '../runtime/telemetry.js';
-import type { TraceEntry } from '../runtime/trace.js';
+import type { AttemptEnded } from '../runtime/watch/telemetry.js';
+import type { TraceEntry } from '../runtime/watch/trace.js';
 import { events, genAi, wm } from './attributes.js';
 
 /** What an activation's span is called: a model node is an agent (GenAI), the rest nodes. */

@@ -1,5 +1,5 @@
 import { type Tracer, type TracerProvider, trace } from '@opentelemetry/api';
-import type { Telemetry } from '../runtime/telemetry.js';
+import type { Telemetry } from '../runtime/watch/telemetry.js';
 import { OtelSegment } from './segment-span.js';
 import { startTask } from './task-span.js';
 import { waymarkVersion } from './version.js';

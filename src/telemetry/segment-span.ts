@@ -20,8 +20,8 @@ import type {
   SegmentEnd,
   SegmentStart,
   SegmentTelemetry,
-} from '../runtime/telemetry.js';
-import type { TraceEntry } from '../runtime/trace.js';
+} from '../runtime/watch/telemetry.js';
+import type { TraceEntry } from '../runtime/watch/trace.js';
 import { activationAttributes, endActivationSpan, json, operationOf } from './activation-span.js';
 import { events, genAi, wm } from './attributes.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';

@@ -1,5 +1,5 @@
 import { context, SpanKind, type Tracer, trace } from '@opentelemetry/api';
-import type { TaskStart, TaskTelemetry } from '../runtime/telemetry.js';
+import type { TaskStart, TaskTelemetry } from '../runtime/watch/telemetry.js';
 import { activationAttributes, endActivationSpan, operationOf } from './activation-span.js';
 import { wm } from './attributes.js';
 import { parseTraceparent } from './traceparent.js';

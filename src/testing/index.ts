@@ -8,6 +8,15 @@ export type {
   ReducerReport,
 } from './check-reducer.js';
 export { checkReducer } from './check-reducer.js';
+export type { HistoryCheckOptions, HistoryReport } from './history/check-history.js';
+export { checkHistory, checkRecordedHistory } from './history/check-history.js';
+export type { ExecutionRecord } from './history/execution-log.js';
+export { executionLine, parseExecutionLog } from './history/execution-log.js';
+export type { KeptSnapshot, RecordedHistory, RecordedRun } from './history/recorded.js';
+export { readHistory } from './history/recorded.js';
+export type { ReplaySkip } from './history/replay.js';
+export type { HistoryRule, Violation } from './history/violation.js';
+export { historyRules } from './history/violation.js';
 export type {
   ConformanceOptions,
   Expect,
@@ -16,3 +25,5 @@ export type {
   TestApi,
 } from './store-conformance.js';
 export { commitSteps, sampleCommit, sampleRun, storeConformance } from './store-conformance.js';
+export type { WorkQueueFixture } from './work-queue-conformance.js';
+export { workQueueConformance } from './work-queue-conformance.js';

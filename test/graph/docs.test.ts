@@ -1,7 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { diagnosticCodes } from '../../src/graph/diagnostic.js';
-import { all, any, append, best, END, errorCodes, graph, quorum, union } from '../../src/index.js';
+import {
+  all,
+  any,
+  append,
+  best,
+  END,
+  errorCodes,
+  graph,
+  person,
+  quorum,
+  union,
+} from '../../src/index.js';
 import { State } from './support.js';
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
@@ -21,7 +33,7 @@ function sections(markdown: string): Map<string, string> {
 const codeBlocks = (text: string) =>
   [...text.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
 
-/** Runs a documentation example: one builder expression over `State`, `work`, `END`, `append`. */
+/** Runs a documentation example: one builder expression over `State`, `work`, `END`, `person`, `z`, ... */
 function builderOf(example: string) {
   const expression = example.trim().replace(/;$/, '');
   const names = [
@@ -35,12 +47,25 @@ function builderOf(example: string) {
     'any',
     'quorum',
     'best',
+    'person',
+    'z',
   ];
   const make = new Function(...names, `return (${expression});`);
   const work = async () => ({});
-  return make(graph, END, State, work, append, union, all, any, quorum, best) as ReturnType<
-    typeof graph
-  >;
+  return make(
+    graph,
+    END,
+    State,
+    work,
+    append,
+    union,
+    all,
+    any,
+    quorum,
+    best,
+    person,
+    z,
+  ) as ReturnType<typeof graph>;
 }
 
 // The docs state `State` as topic, notes and done; the examples run against the tests' State.

@@ -224,6 +224,54 @@ describe.each(stores)('a person stop point, with the %s store', (_name, makeStor
   });
 });
 
+describe.each(stores)(
+  'an answer that cannot become state, with the %s store',
+  (_name, makeStore) => {
+    // A loose answer schema lets a field through that is no state field: the update is refused.
+    const loose = graph('loose', { state: Post })
+      .node(
+        'approve',
+        person({ prompt: 'Publish?', answer: z.looseObject({ approved: z.boolean() }) }),
+      )
+      .node('publish', () => ({ published: true }), { terminal: true })
+      .edge('approve', 'publish')
+      .entry('approve')
+      .compile();
+
+    it("answer() with the graph refuses it with the update's code, and records nothing", async () => {
+      const store = makeStore();
+      await run(loose, { title: 't' }, { store, runId: 'r' });
+
+      const refused = answer(
+        store,
+        'r',
+        'r/approve:1',
+        { approved: true, aproved: true },
+        {
+          by: 'ed',
+          graph: loose,
+        },
+      );
+
+      expect(await code(refused)).toBe('UPDATE_INVALID');
+      await expect(refused).rejects.toThrow(/"aproved", which is not a state field/);
+      expect(await store.listWaits('r', { open: true })).toHaveLength(1);
+    });
+
+    it('recorded without the graph, the resume fails the run at the person: never left waiting on a closed wait', async () => {
+      const store = makeStore();
+      await run(loose, { title: 't' }, { store, runId: 'r' });
+      await answer(store, 'r', 'r/approve:1', { approved: true, aproved: true }, { by: 'ed' });
+
+      const after = await resume(store, loose, 'r');
+
+      expect(after.status).toBe('failed');
+      expect(after.errors.map((e) => [e.code, e.node])).toEqual([['UPDATE_INVALID', 'approve']]);
+      expect(await store.listWaits('r', { open: true })).toEqual([]);
+    });
+  },
+);
+
 describe('a person stop point without a store', () => {
   it('still stops the run waiting: there is nobody to answer, and that is the truth', async () => {
     const result = await run(approvalGraph({ count: 0 }), { title: 't' });

@@ -22,7 +22,7 @@ import {
   decodeSnapshot,
   encodeEvent,
   encodeSnapshot,
-} from '../../src/runtime/codec.js';
+} from '../../src/runtime/codec/codec.js';
 
 // DESIGN.md 5: "replaying the stored events gives the same snapshot, byte for byte, as the live
 // run". For random graphs (chains, routers, fan-outs, maps, waits) driven through `step` in a
@@ -69,6 +69,10 @@ const specs: fc.Arbitrary<Spec> = fc.record({
   retries: fc.boolean(),
 });
 
+// An answer is no state field: it maps into the log, as the driven `answered` events record.
+const Ok = z.object({ ok: z.boolean() });
+const logAnswer = (a: { ok: boolean }) => ({ log: [`answer ${a.ok}`] });
+
 /** Builds the graph a spec describes; node bodies are never run here, `step` is driven directly. */
 function build(spec: Spec): CompiledGraph<S, z.input<typeof State>> {
   const none = () => ({});
@@ -114,7 +118,7 @@ function build(spec: Spec): CompiledGraph<S, z.input<typeof State>> {
       for (let i = 0; i < fo.width; i++) {
         const waits = spec.waitInBranch && i === 0;
         b = waits
-          ? b.node(`b${i}`, person({ prompt: 'ok?', answer: z.object({ ok: z.boolean() }) }), {
+          ? b.node(`b${i}`, person({ prompt: 'ok?', answer: Ok, update: logAnswer }), {
               writes: ['log', 'n'],
             })
           : b.node(`b${i}`, none, {
@@ -133,7 +137,8 @@ function build(spec: Spec): CompiledGraph<S, z.input<typeof State>> {
       'approve',
       person({
         prompt: (s: S) => `ok after ${s.log.length}?`,
-        answer: z.object({ ok: z.boolean() }),
+        answer: Ok,
+        update: logAnswer,
       }),
     );
     b = b.edge(last, 'approve');

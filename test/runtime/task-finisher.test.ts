@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TaskFinisher } from '../../src/runtime/task-finisher.js';
+import { TaskFinisher } from '../../src/runtime/worker/task-finisher.js';
 import type { ClaimedTask, FinishedTask } from '../../src/store/store.js';
 
 // A worker's results go to the store in batches: those that end in one loop turn, or while the

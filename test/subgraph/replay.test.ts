@@ -13,11 +13,11 @@ import {
   type Store,
   step,
 } from '../../src/index.js';
-import { decodeEvent, decodeSnapshot, encodeSnapshot } from '../../src/runtime/codec.js';
+import { decodeEvent, decodeSnapshot, encodeSnapshot } from '../../src/runtime/codec/codec.js';
 import { dyingAt } from '../support/stores.js';
 import { postGraph, reviewGraph } from './fixtures.js';
 
-/** A store that keeps every snapshot the run commits (with snapshotEvery: 1, one per step). */
+/** A store that keeps every snapshot the run commits (with snapshotEvery: 1, one per step), alone or in a group. */
 function recording(store: Store): { store: Store; snapshots: Map<number, string> } {
   const snapshots = new Map<number, string>();
   const proxy = new Proxy(store, {
@@ -26,6 +26,14 @@ function recording(store: Store): { store: Store; snapshots: Map<number, string>
         return async (runId: string, commit: Commit) => {
           await target.commit(runId, commit);
           if (commit.snapshot !== null) snapshots.set(commit.seq, commit.snapshot);
+        };
+      }
+      // A store that takes a fold's steps as one group (MemoryStore serves workers too).
+      if (key === 'commitAll' && 'commitAll' in target) {
+        return async (runId: string, commits: readonly Commit[]) => {
+          await (target as MemoryStore).commitAll(runId, commits);
+          for (const commit of commits)
+            if (commit.snapshot !== null) snapshots.set(commit.seq, commit.snapshot);
         };
       }
       const value = Reflect.get(target, key, receiver);

@@ -20,6 +20,13 @@ export function dyingAt(store: Store, seq: number): Store {
           return target.commit(runId, commit);
         };
       }
+      // A fold's steps committed as one group die with it, all or none.
+      if (key === 'commitAll' && 'commitAll' in target) {
+        return async (runId: string, commits: readonly Commit[]) => {
+          if (commits.some((commit) => commit.seq >= seq)) throw new Error('the process died');
+          return (target as MemoryStore).commitAll(runId, commits);
+        };
+      }
       const value = Reflect.get(target, key, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },

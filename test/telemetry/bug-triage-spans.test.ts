@@ -3,7 +3,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import triage from '../../examples/bug-triage/graph.js';
 import { answer, loadTrace, MemoryStore, resume, run, type TraceEntry } from '../../src/index.js';
-import { storedTraceparent } from '../../src/runtime/trace-context.js';
+import { storedTraceparent } from '../../src/runtime/watch/trace-context.js';
 import { activationsOf, childrenOf, countBy, segments, tracing } from './tracing.js';
 
 // The bug-triage example's model nodes: their attempts are `invoke_agent` spans.

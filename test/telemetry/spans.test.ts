@@ -14,7 +14,7 @@ import {
   run,
 } from '../../src/index.js';
 import { otel } from '../../src/otel.js';
-import { storedTraceparent } from '../../src/runtime/trace-context.js';
+import { storedTraceparent } from '../../src/runtime/watch/trace-context.js';
 import { dyingAt } from '../support/stores.js';
 import { activationsOf, childrenOf, segments, tracing, withContextManager } from './tracing.js';
 

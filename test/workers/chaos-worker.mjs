@@ -9,7 +9,15 @@ const [build, url, schema, log, receiver, leaseMs = '2000'] = process.argv.slice
 const waymark = await import(pathToFileURL(`${build}/index.js`).href);
 const { PostgresStore } = await import(pathToFileURL(`${build}/postgres.js`).href);
 const graphs = Object.values(chaosGraphs(waymark, { log, receiver }));
-const store = new PostgresStore({ connectionString: url, schema, poolSize: 6 });
+// Every statement bounded below a third of the (short) lease, as a Worker requires.
+const queryTimeoutMs = Math.floor(Number(leaseMs) / 3) - 50;
+const store = new PostgresStore({
+  connectionString: url,
+  schema,
+  poolSize: 6,
+  queryTimeoutMs,
+  statementTimeoutMs: queryTimeoutMs - 100,
+});
 const stop = new AbortController();
 process.on('SIGTERM', () => stop.abort());
 const worker = new waymark.Worker(store, graphs, {

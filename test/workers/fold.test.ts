@@ -3,8 +3,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from 'vite
 import { cancel, enqueue, inspect } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
 import { systemClock } from '../../src/runtime/clock.js';
-import { foldRun } from '../../src/runtime/fold.js';
-import { runTask } from '../../src/runtime/run-task.js';
+import { foldRun } from '../../src/runtime/worker/fold.js';
+import { runTask } from '../../src/runtime/worker/run-task.js';
 import type { WorkClaim } from '../../src/store/store.js';
 import { sampleRun } from '../../src/testing/index.js';
 import {
@@ -56,7 +56,7 @@ const claim: WorkClaim = {
 
 /** Claims the run and folds it once; what the fold said. */
 async function foldOnce() {
-  const [lease] = await store.claimRuns(claim);
+  const [lease] = (await store.claimAndLoadRuns(claim)).map((c) => c.lease);
   expect(lease).toBeDefined();
   return foldRun(store, fan, lease!, systemClock);
 }
@@ -161,10 +161,7 @@ describePg('a fold commits what it folds in one transaction', () => {
       // The plan a prepared statement settles on after its first executions: one for any values.
       await client.query('SET plan_cache_mode = force_generic_plan');
       const statements = pgStatements(`"${schema}"`);
-      for (const [name, { text }] of [
-        ['claim_runs', statements.claimRuns],
-        ['claim_and_load', statements.claimAndLoad],
-      ] as const) {
+      for (const [name, { text }] of [['claim_and_load', statements.claimAndLoad]] as const) {
         const plan = JSON.stringify(
           await analyzedPlan(client, name, text, `('{g}', '{h}', 8, 'w', NULL, NULL, 1000)`),
         );
@@ -186,7 +183,7 @@ describePg('a fold commits what it folds in one transaction', () => {
     await enqueue(store, fan, {}, { runId: 'r1' });
     await enqueue(store, fan, {}, { runId: 'r2' });
     for (let i = 0; i < 2; i++) {
-      for (const lease of await store.claimRuns(claim))
+      for (const lease of (await store.claimAndLoadRuns(claim)).map((c) => c.lease))
         await foldRun(store, fan, lease, systemClock);
       await runTasks();
     }

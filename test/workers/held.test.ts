@@ -12,8 +12,8 @@ import {
   type WorkerOptions,
 } from '../../src/index.js';
 import { systemClock } from '../../src/runtime/clock.js';
-import { foldRun } from '../../src/runtime/fold.js';
-import { runTask } from '../../src/runtime/run-task.js';
+import { foldRun } from '../../src/runtime/worker/fold.js';
+import { runTask } from '../../src/runtime/worker/run-task.js';
 import type { Commit } from '../../src/store/store.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { until } from './fixtures/until.js';
@@ -207,7 +207,7 @@ describePg('a fold that would hold the run', () => {
   it('gives back the slot it took when the run is taken over before its commit', async () => {
     const runId = await enqueue(db.store, pair, {}, { runId: 'stolen' });
     // a's task, run: its attempt waits in the inbox for a fold, which would hold b.
-    for (const lease of await db.store.claimRuns(claim))
+    for (const lease of (await db.store.claimAndLoadRuns(claim)).map((c) => c.lease))
       await foldRun(db.store, pair, lease, systemClock);
     for (const task of await db.store.claimTasks(claim))
       await runTask(db.store, pair, task, {

@@ -2,8 +2,8 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { enqueue, inspect, Worker } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
 import { systemClock } from '../../src/runtime/clock.js';
-import { foldRun } from '../../src/runtime/fold.js';
-import { runTask } from '../../src/runtime/run-task.js';
+import { foldRun } from '../../src/runtime/worker/fold.js';
+import { runTask } from '../../src/runtime/worker/run-task.js';
 import type { ClaimedTask, WorkClaim } from '../../src/store/store.js';
 import { describePg, pgStoreForFile, pgUrl } from '../store/fixtures/postgres.js';
 import { fanGraph, sleep } from './fixtures/fan.js';
@@ -39,7 +39,15 @@ async function notifiedAfter(store: PostgresStore, since: number, ms: number): P
 /** Runs `fan` to the end on `workers` (each on a store of its own), which never poll. */
 async function runOn(runId: string, ...workers: ConstructorParameters<typeof Worker>[2][]) {
   const stores = workers.map(
-    () => new PostgresStore({ connectionString: pgUrl, schema: db.schema, poolSize: 4 }),
+    () =>
+      new PostgresStore({
+        connectionString: pgUrl,
+        schema: db.schema,
+        poolSize: 4,
+        // Within a third of the workers' 5 s lease, as a worker asks of its store.
+        statementTimeoutMs: 1_000,
+        queryTimeoutMs: 1_500,
+      }),
   );
   const stop = new AbortController();
   const working = workers.map((options, i) =>
@@ -78,14 +86,14 @@ describePg("who is woken to fold a task's result", () => {
       const before = await notifiedAfter(listener, 0, 1); // listening from now on
       const tasksBefore = listener.notifiedOf('tasks');
       await enqueue(db.store, fan, {}, { runId: 'r1' }); // its wake-up: 'runs'
-      const [lease] = await db.store.claimRuns(claim);
+      const [lease] = (await db.store.claimAndLoadRuns(claim)).map((c) => c.lease);
       await foldRun(db.store, fan, lease!, systemClock); // schedules split: 'tasks'
       const [split] = await db.store.claimTasks(claim);
       const quiet = (t: ClaimedTask, attempt: string, at: number) =>
         db.store.finishTasks([{ task: t, attempt, at }], { wake: false }).then(([held]) => held!);
       expect(await runTask(db.store, fan, split!, { clock, signal, finish: quiet })).toBe(true);
       await db.store.wake('r1', Date.now()); // 'runs'
-      const [lease2] = await db.store.claimRuns(claim);
+      const [lease2] = (await db.store.claimAndLoadRuns(claim)).map((c) => c.lease);
       await foldRun(db.store, fan, lease2!, systemClock); // folds split, schedules the branches: 'tasks'
       // Notifications arrive in the order their transactions committed: once the branches'
       // is here, every one before it is too. The enqueue's and the wake-up's, not the result's.

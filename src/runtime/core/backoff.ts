@@ -11,5 +11,10 @@ export const defaultRetryOn = ['transient', 'timeout'] as const;
 export function backoffDelay(policy: RetryPolicy, attempt: number): number {
   const base = policy.backoffMs ?? 0;
   const delay = base * (policy.factor ?? 2) ** (attempt - 1);
-  return Math.min(delay, policy.maxBackoffMs ?? maxTimerMs, maxTimerMs);
+  return Math.min(delay, capOf(policy));
+}
+
+/** The longest wait a policy allows before an attempt: its `maxBackoffMs`, within the timer limit. */
+export function capOf(policy: RetryPolicy): number {
+  return Math.min(policy.maxBackoffMs ?? maxTimerMs, maxTimerMs);
 }

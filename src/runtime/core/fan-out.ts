@@ -2,7 +2,7 @@ import type { ErrorClass } from '../../error/codes.js';
 import type { ErrorValue } from '../../error/error-value.js';
 import { errorValue } from '../../error/error-value.js';
 import type { RuntimeNode } from '../../graph/compiled.js';
-import type { FanOutDef, JoinDef } from '../../graph/types.js';
+import type { FanOutDef, JoinDef, JoinSummary } from '../../graph/types.js';
 import { mergeAll, refusalError } from './apply-update.js';
 import { callUser, messageOf } from './call-user.js';
 import type { Draft } from './draft.js';
@@ -38,6 +38,18 @@ export function openFanOut(
       d.failFinally(
         node(d, from.node),
         errorValue(where, 'MAP_NOT_LIST', 'permanent', message),
+        from.branch,
+        scope,
+      );
+      return;
+    }
+    if (def.maxItems !== undefined && list.length > def.maxItems) {
+      // The cost bound counted maxItems branches: a longer list would break its promise.
+      const message = `the map at "${def.from}" is over "${def.over}", which holds ${list.length} items; it takes at most ${def.maxItems} (maxItems)`;
+      const where = { node: from.node, activation: from.id, attempt: from.attempt };
+      d.failFinally(
+        node(d, from.node),
+        errorValue(where, 'MAP_TOO_LONG', 'cap', message),
         from.branch,
         scope,
       );
@@ -314,7 +326,19 @@ function bestOf(d: Draft, fanOut: FanOut, join: RuntimeNode): number | undefined
 /** Merges the winners' updates in branch order, cancels the rest and schedules the join. */
 function resolve(d: Draft, fanOut: FanOut, join: RuntimeNode, winners: readonly number[]): void {
   const merged = [...winners].sort((a, b) => a - b);
-  const updates = merged.flatMap((index) => fanOut.branches[index]!.updates);
+  let updates = merged.flatMap((index) => fanOut.branches[index]!.updates);
+  // A patches join merges its patch field three-way, in the join node's attempt (git is I/O):
+  // the field keeps its value from before the fan-out, and the join gets each branch's patch.
+  const field = join.join?.def.policy.kind === 'patches' ? join.def.workspace?.patch : undefined;
+  let patches: readonly unknown[] | undefined;
+  if (field !== undefined) {
+    patches = merged.map((index) => fanOut.branches[index]!.state[field] ?? null);
+    updates = updates.map((u) => {
+      if (!Object.hasOwn(u, field)) return u;
+      const { [field]: _patch, ...rest } = u;
+      return rest;
+    });
+  }
   const parent = fanOut.parent;
   const mergedState = mergeAll(d.graph, scopeOf(d, parent), updates);
   if (!mergedState.ok) {
@@ -332,7 +356,13 @@ function resolve(d: Draft, fanOut: FanOut, join: RuntimeNode, winners: readonly 
     setBranch(d, parent, { state: mergedState.state, updates: [...outer.updates, ...updates] });
   }
   close(d, fanOut.id);
-  const joined = summary(fanOut, merged, cancelled);
+  const joined =
+    patches === undefined
+      ? summary(fanOut, merged, cancelled)
+      : {
+          ...summary(fanOut, merged, cancelled),
+          patches: patches as NonNullable<JoinSummary['patches']>,
+        };
   const { scope } = fanOut;
   d.enqueue(join.def.name, fanOut.id, {
     join: joined,

@@ -1,5 +1,8 @@
 import { type ErrorValue, errorValue } from '../../error/error-value.js';
 import type { RuntimeNode } from '../../graph/compiled.js';
+import { END } from '../../graph/end.js';
+import { Spelling } from '../../graph/spelling.js';
+import { declaredName } from '../../graph/subgraph.js';
 import { where } from './activations.js';
 import { callUser, userError } from './call-user.js';
 import { readView } from './read-view.js';
@@ -40,12 +43,32 @@ export function routeOf(
   }
   const target = chosen.value;
   if (typeof target === 'string' && router.targets.has(target)) return { ok: true, target };
-  const declared = [...router.targets].join(', ');
-  const message = `the router of "${name}" returned ${JSON.stringify(target) ?? String(target)}, not one of its declared targets [${declared}]`;
+  // Named as declared: a subgraph node's router runs on its exit, and a child's targets are
+  // known under its path, but the user wrote `.route('draft', ...)` with the child's own names.
+  const router_ = declaredName(name);
+  const prefix = scopePrefix(router_);
+  const targets = [...router.targets].map((t) => shown(t, prefix));
+  const value = typeof target === 'string' ? target : String(target);
+  const meant = typeof target === 'string' ? new Spelling(targets).suggest(target) : undefined;
+  const guess = meant === undefined ? '' : ` (did you mean "${meant}"?)`;
+  const message = `the router of "${router_}" returned ${JSON.stringify(target) ?? String(target)}${guess}, not one of its declared targets [${targets.join(', ')}]`;
   const error = errorValue(where(activation), 'ROUTE_UNDECLARED', 'permanent', message, {
-    router: name,
-    value: String(target),
-    targets: [...router.targets],
+    router: router_,
+    value,
+    targets,
+    ...(meant !== undefined && { suggestion: meant }),
   });
   return { ok: false, error };
+}
+
+/** The path a child's node is known under in the flat graph: `draft/` for `draft/review`. */
+function scopePrefix(name: string): string {
+  const slash = name.lastIndexOf('/');
+  return slash === -1 ? '' : name.slice(0, slash + 1);
+}
+
+/** A target as its router declared it: without its subgraph's path, END as END. */
+function shown(target: string, prefix: string): string {
+  if (target === END || target.endsWith('/__end__')) return 'END';
+  return prefix !== '' && target.startsWith(prefix) ? target.slice(prefix.length) : target;
 }

@@ -309,13 +309,13 @@ export class Transition implements ResumeDraft {
     const index = this.#pendingIndex(id, attempt);
     if (index === -1) return;
     const activation = this.pending[index]!;
-    // A waiting activation fails only by its wait's timeout; a blocked one is no attempt.
+    // A blocked activation is no attempt. A waiting one fails by its wait: a timeout, or an
+    // answer its update cannot apply (left waiting, the run would wait on a closed wait for good).
     if (activation.blocked !== undefined) return;
-    if (activation.waiting !== undefined && error.code !== 'WAIT_TIMEOUT') return;
     if (report?.usage !== undefined) this.#report(activation, report, false);
     const node = this.#node(activation.node);
     if (retries(node, activation, error)) {
-      const retry = nextAttempt(node, activation, at);
+      const retry = nextAttempt(node, activation, error, at);
       this.pending[index] = retry;
       this.#commands.push({ type: 'execute', activation: retry });
       this.#outcome = { activation, status: 'failed', error, retrying: true };

@@ -1,0 +1,225 @@
+import type { EffectLedger } from '../../effects/ledger.js';
+import { type ErrorValue, errorValue, provenance } from '../../error/error-value.js';
+import { thrownData } from '../../error/thrown-data.js';
+import { isWaymarkError } from '../../error/waymark-error.js';
+import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
+import type { Spend, TurnRecord } from '../../graph/types.js';
+import type { WorkspaceSession } from '../../workspace/session.js';
+import type { Clock } from '../clock.js';
+import { parseUpdate, refusalError } from '../core/apply-update.js';
+import { messageOf } from '../core/call-user.js';
+import { readView } from '../core/read-view.js';
+import type { Activation, RunEvent, RunLimits } from '../core/snapshot.js';
+import { AttemptContext } from './context.js';
+import { openAttemptWorkspace, withPatch } from './workspace.js';
+
+// The reason the timeout's timer is stopped with: one object, not a DOMException (and its stack)
+// made on every attempt of a node with a timeout.
+const finished = new Error('the attempt finished');
+
+/** What one attempt needs besides the node: the run's identity, state, signal and clock. */
+export interface AttemptInput {
+  readonly runId: string;
+  readonly state: Readonly<Record<string, unknown>>;
+  readonly item: unknown;
+  readonly index: number | undefined;
+  readonly errors: readonly ErrorValue[];
+  readonly ledger: EffectLedger;
+  /** Carried into the completion event, so the history records what the activation read. */
+  readonly inputHash: string | undefined;
+  /**
+   * Aborted when the run stops or the activation is cancelled. A function makes the signal lazy:
+   * it is created only if the node reads `ctx.signal` (an AbortController per branch was the
+   * largest cost of a fan-out when eager).
+   */
+  readonly signal: AbortSignal | (() => AbortSignal);
+  readonly spent: Spend;
+  readonly limits: RunLimits;
+  readonly clock: Clock;
+  /** Where the attempt's ephemeral emits go; absent when nobody watches the drive. */
+  readonly live?: (name: string, data: unknown, at: number) => void;
+}
+
+/**
+ * One attempt as it happened: the event it ends in (a completion with the update as parsed, or
+ * a failure), when it ran, and what it reported for its trace entry. This is all that crosses
+ * from whoever executes a node body to whoever drives the run: no side channel.
+ */
+export interface Attempt {
+  readonly event: Extract<RunEvent, { type: 'completed' | 'failed' }>;
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly turns?: readonly TurnRecord[];
+  readonly reused?: true;
+}
+
+/**
+ * Runs one attempt of one activation and reports it; never rejects. The node's return is parsed
+ * into the fields it sets right here (an update the schema refuses is the attempt's failure),
+ * so its completion event records exactly what will be applied. With a `timeoutMs`, the
+ * attempt's signal aborts at the limit and the attempt is reported as timed out even if the node
+ * ignores the signal, or never yields (a synchronous body that blocks past the limit is judged
+ * by its elapsed time); whatever it returns late is discarded.
+ */
+export function executeAttempt(
+  graph: CompiledGraph,
+  node: RuntimeNode,
+  activation: Activation,
+  input: AttemptInput,
+): Promise<Attempt> {
+  const timeoutMs = node.def.timeoutMs;
+  if (timeoutMs === undefined) return invoke(graph, node, activation, input, input.signal);
+  const parent = typeof input.signal === 'function' ? input.signal() : input.signal;
+
+  // A controller per attempt only when a timeout needs one: it is the costliest object per step.
+  const controller = new AbortController();
+  const forward = () => controller.abort(parent.reason);
+  if (parent.aborted) forward();
+  else parent.addEventListener('abort', forward, { once: true });
+  const startedAt = input.clock.now();
+  const timer = new AbortController();
+  const expired = input.clock.sleep(timeoutMs, timer.signal).then((): Attempt | undefined => {
+    if (timer.signal.aborted) return undefined;
+    const error = timedOut(node, activation, timeoutMs);
+    controller.abort(new Error(error.message));
+    return failedAttempt(activation, error, startedAt, input.clock.now());
+  });
+  const ran = invoke(graph, node, activation, input, controller.signal).then((attempt) => {
+    // A body that never yielded could not be interrupted: its elapsed time decides.
+    if (attempt.endedAt - attempt.startedAt <= timeoutMs) return attempt;
+    return failedAttempt(
+      activation,
+      timedOut(node, activation, timeoutMs),
+      startedAt,
+      attempt.endedAt,
+    );
+  });
+  return Promise.race([ran, expired.then((a) => a ?? ran)]).finally(() => {
+    timer.abort(finished);
+    parent.removeEventListener('abort', forward);
+  });
+}
+
+async function invoke(
+  graph: CompiledGraph,
+  node: RuntimeNode,
+  activation: Activation,
+  input: AttemptInput,
+  signal: AbortSignal | (() => AbortSignal),
+): Promise<Attempt> {
+  const ctx = new AttemptContext(activation, input, signal, node.def.exec);
+  const startedAt = input.clock.now();
+  const workspace = node.def.workspace;
+  let session: WorkspaceSession | undefined;
+  let update: unknown;
+  try {
+    if (workspace !== undefined)
+      session = await openAttemptWorkspace(workspace, activation, input, ctx);
+    // Only a node that declares `reads` pays for a view; the rest get the frozen state as is.
+    const state =
+      node.reads === undefined
+        ? input.state
+        : readView(node.reads, input.state, `node "${node.def.name}"`);
+    update = await node.fn(state, ctx);
+    // The patch is taken before the attempt reports: its update carries it, not the files.
+    if (session !== undefined) update = withPatch(update, workspace!.patch, await session.finish());
+  } catch (thrown) {
+    // A failed attempt's working copy is kept for a look at what the node did.
+    await session?.fail().catch(() => {});
+    const error = toErrorValue(thrown, activation);
+    return reported(ctx, failedAttempt(activation, error, startedAt, input.clock.now()));
+  }
+  const endedAt = input.clock.now();
+  const parsed = parseUpdate(graph, node, update);
+  if (!parsed.ok) {
+    const error = refusalError(where(activation), parsed);
+    return reported(ctx, failedAttempt(activation, error, startedAt, endedAt));
+  }
+  const event: Attempt['event'] =
+    input.inputHash === undefined
+      ? {
+          type: 'completed',
+          activation: activation.id,
+          attempt: activation.attempt,
+          update: parsed.fields,
+        }
+      : {
+          type: 'completed',
+          activation: activation.id,
+          attempt: activation.attempt,
+          update: parsed.fields,
+          inputHash: input.inputHash,
+        };
+  return reported(ctx, { event, startedAt, endedAt });
+}
+
+/** A failed attempt, with the time it failed: a retry's backoff counts from there. */
+export function failedAttempt(
+  activation: Activation,
+  error: ErrorValue,
+  startedAt: number,
+  endedAt: number,
+): Attempt {
+  return {
+    event: {
+      type: 'failed',
+      activation: activation.id,
+      attempt: activation.attempt,
+      error,
+      at: endedAt,
+    },
+    startedAt,
+    endedAt,
+  };
+}
+
+/** Adds what the attempt reported (usage, quarantine, turns); most nodes report nothing. */
+function reported(ctx: AttemptContext, attempt: Attempt): Attempt {
+  const turns = ctx.turns();
+  const report = ctx.report();
+  if (report === undefined && turns === undefined) return attempt;
+  let event = attempt.event;
+  if (report !== undefined) {
+    // A failed attempt's quarantine is not booked: only a completed one sets outputs aside.
+    // What it emitted before it failed was told all the same.
+    if (event.type === 'failed') {
+      if (report.usage !== undefined) event = { ...event, usage: report.usage };
+      if (report.emitted !== undefined) event = { ...event, emitted: report.emitted };
+    } else event = { ...event, ...report };
+  }
+  return turns === undefined ? { ...attempt, event } : { ...attempt, event, turns };
+}
+
+function timedOut(node: RuntimeNode, activation: Activation, timeoutMs: number): ErrorValue {
+  const message = `node "${node.def.name}" did not finish within ${timeoutMs} ms`;
+  return errorValue(where(activation), 'NODE_TIMEOUT', 'timeout', message, { timeoutMs });
+}
+
+/**
+ * Classifies what a node threw: a WaymarkError keeps its code and class; anything else is
+ * transient, with what it says about itself (status, code, name, Retry-After) as its details.
+ */
+function toErrorValue(thrown: unknown, activation: Activation): ErrorValue {
+  if (isWaymarkError(thrown)) {
+    const value = errorValue(
+      where(activation),
+      thrown.code,
+      thrown.errorClass,
+      messageOf(thrown),
+      thrown.details,
+    );
+    return { ...value, ...provenance(thrown) };
+  }
+  const value = errorValue(
+    where(activation),
+    'NODE_FAILED',
+    'transient',
+    messageOf(thrown),
+    thrownData(thrown),
+  );
+  return { ...value, ...provenance(thrown) };
+}
+
+function where(activation: Activation) {
+  return { node: activation.node, activation: activation.id, attempt: activation.attempt };
+}

@@ -1,0 +1,409 @@
+import { isWaymarkError, WaymarkError } from '../../error/waymark-error.js';
+import type { CompiledGraph } from '../../graph/compiled.js';
+import type { Lease, Store } from '../../store/store.js';
+import { servesWorkers } from '../../store/work-queue.js';
+import type { Attempt } from '../attempt/execute.js';
+import type { Executor } from '../attempt/executor.js';
+import { endAttemptWorkspaces } from '../attempt/workspace.js';
+import { type Clock, systemClock } from '../clock.js';
+import type { Activation, RunEvent, Snapshot } from '../core/snapshot.js';
+import { type BookOptions, type Due, RunBook, type Stepped } from './book.js';
+import { Inbox } from './inbox.js';
+import type { Journal } from './journal.js';
+import type { Kept, LeaseKeeper, LeaseLoss } from './lease-keeper.js';
+import type { TraceRecorder } from './trace-recorder.js';
+
+/** What arrives while a run is driven: something to step, a lost lease, a reason to look again. */
+type Item =
+  | { readonly kind: 'due'; readonly due: Due }
+  | { readonly kind: 'lost'; readonly why: 'lost' | 'lapsed' }
+  /** The run stopped by another process's hand (a cancellation): read what it committed. */
+  | { readonly kind: 'refresh' }
+  /** A drain asked for, or its grace over: look at what is left. */
+  | { readonly kind: 'drain'; readonly graceOver: boolean };
+
+/** The lease a drive holds, and the keeper that renews it. */
+export interface HeldLease {
+  readonly lease: Lease;
+  /** When the claim that returned it was sent, by `monotonicMs()`. */
+  readonly sentAt: number;
+  readonly keeper: LeaseKeeper;
+}
+
+/** What a drive needs: the run as committed, where it records, how it runs what it keeps. */
+export interface DriveOptions
+  extends Pick<BookOptions, 'schedulesTasks' | 'traceparent' | 'writer' | 'onCaughtUp'> {
+  readonly graph: CompiledGraph;
+  readonly clock: Clock;
+  /** The run as of the journal's last commit (or as created, for a run in memory only). */
+  readonly snapshot: Snapshot;
+  readonly trace: TraceRecorder;
+  readonly journal?: Journal;
+  readonly store?: Store;
+  readonly lease?: HeldLease;
+  /** Builds the executor of the activations this drive keeps; `done` takes their attempts. */
+  readonly executor: (done: (attempt: Attempt) => void) => Executor;
+  /**
+   * Which of the activations the uncommitted steps scheduled run here (`book.scheduled()`: all
+   * of them, in process; a worker: the sole next one, when it has a slot). With a store that
+   * serves workers, the rest become tasks; otherwise they stay pending in the checkpoint.
+   */
+  readonly keep: (book: RunBook) => readonly Activation[];
+  /** Told of what each commit kept in the end (a worker gives back a slot it did not use). */
+  readonly kept?: (kept: readonly Activation[]) => void;
+  /** A run's start alone is not committed: it goes with its first activation's end (a worker). */
+  readonly deferStart?: boolean;
+  /** Told of each step once its commit landed, with its seq and when it was committed. */
+  readonly onCommitted?: (step: Stepped, seq: number, at: number) => void;
+  /** Told when the lease's work must stop: lost, lapsed, or the run stopped elsewhere. */
+  readonly onLoss?: (why: LeaseLoss) => void;
+  /** Told after each commit: how many steps it wrote, and how the run stands. */
+  readonly onBooked?: (committed: number, status: Snapshot['status']) => void;
+  /**
+   * Whether a drive that throws (not for a lost lease) gives its lease up itself. Default true;
+   * false for a worker, which decides what a failing fold costs the run before letting it go.
+   */
+  readonly releaseOnError?: boolean;
+}
+
+/** What a drive's first commit did. */
+export interface Folded {
+  readonly committed: number;
+  readonly status: Snapshot['status'];
+  /** The lease was given up with the commit. */
+  readonly released: boolean;
+  /** Activations run here: the drive goes on until they are done (`settled`). */
+  readonly continues: boolean;
+}
+
+/** How a drive ended. */
+export interface DriveEnd {
+  readonly snapshot: Snapshot;
+  /**
+   * `stopped`: the run is no longer running (it waits, or ended); `idle`: nothing of it runs here
+   * (its tasks are queued for any worker); `drained`: given back unfinished, resumable.
+   */
+  readonly how: 'stopped' | 'idle' | 'drained';
+}
+
+// Why in-flight bodies' signals abort when a drive ends: one object, made once.
+const runStopped = new Error('the run stopped');
+const drained = new Error('the run was given back unfinished (drained)');
+// Why a deadline timer is disarmed: one reason object, not a DOMException per run.
+const disarmed = new Error('the deadline was disarmed');
+
+/**
+ * The one engine that drives a run, for both hosts: the in-process driver (`run`, `resume`,
+ * `rewind`, `serve`) and a worker. It folds what happens to the run (attempts that ended, a
+ * cancellation, the deadline, answers) through the pure `step` into a {@link RunBook}, commits
+ * the steps before anything they schedule starts (write-ahead), fenced by seq and epoch, and
+ * hands the activations it keeps to its executor; what it does not keep becomes tasks for any
+ * worker. Its lease is renewed by the host's {@link LeaseKeeper}: when it is lost, or cannot be
+ * renewed in time (a third of a lease before it could expire), every body stops and the drive
+ * rejects with `LEASE_LOST`, committing nothing more. `drain` gives the run back unfinished:
+ * nothing new starts, bodies running may finish within a grace (their results are committed),
+ * the rest are stopped and the run is left resumable with its lease released.
+ *
+ * @example
+ * const drive = new Drive({ graph, clock, snapshot, trace, executor, keep: (b) => b.scheduled() });
+ * const end = await drive.run([{ event: { type: 'started' } }]);
+ */
+export class Drive {
+  readonly #options: DriveOptions;
+  readonly #book: RunBook;
+  readonly #executor: Executor;
+  readonly #inbox = new Inbox<Item>();
+  /** Aborted once the lease is lost: commits stop retrying. */
+  readonly #leaseStop = new AbortController();
+  /** Aborted when the drive ends: its timers stop. */
+  readonly #ended = new AbortController();
+  #kept: Kept<Lease> | undefined;
+  #lost: 'lost' | 'lapsed' | undefined;
+  /** A cancellation or the deadline is in: nothing new starts. */
+  #stopAsked = false;
+  #draining = false;
+  #graceOver = false;
+  #released = false;
+  #deadline: { readonly at: number; readonly stop: AbortController } | undefined;
+  readonly #keep = () => (this.#stopping() ? [] : this.#options.keep(this.#book));
+  readonly #releasing = (kept: readonly Activation[]) => this.#releases(kept);
+  #resolveFolded!: (folded: Folded) => void;
+  #rejectFolded!: (error: unknown) => void;
+  /** Resolves once the drive's first commit landed (or found nothing to commit). */
+  readonly folded: Promise<Folded>;
+
+  constructor(options: DriveOptions) {
+    this.#options = options;
+    this.folded = new Promise<Folded>((resolve, reject) => {
+      this.#resolveFolded = resolve;
+      this.#rejectFolded = reject;
+    });
+    // A caller that awaits only the drive's end must not meet an unhandled rejection here.
+    this.folded.catch(() => {});
+    this.#executor = options.executor((attempt) =>
+      this.#inbox.push({ kind: 'due', due: { event: attempt.event, attempt } }),
+    );
+    const { lease } = options;
+    this.#book = new RunBook(options.snapshot, {
+      graph: options.graph,
+      clock: options.clock,
+      trace: options.trace,
+      ...(options.journal !== undefined && { journal: options.journal }),
+      ...(options.store !== undefined && { store: options.store }),
+      ...(options.writer !== undefined && { writer: options.writer }),
+      ...(options.schedulesTasks !== undefined && { schedulesTasks: options.schedulesTasks }),
+      ...(options.traceparent !== undefined && { traceparent: options.traceparent }),
+      ...(options.onCaughtUp !== undefined && { onCaughtUp: options.onCaughtUp }),
+      ...(lease !== undefined && { lease: () => this.#kept?.current ?? lease.lease }),
+      inFlight: () => this.#executor.inFlight,
+    });
+  }
+
+  /** The run after every step taken so far. */
+  get snapshot(): Snapshot {
+    return this.#book.after;
+  }
+
+  /** The executor of the activations this drive keeps. */
+  get executor(): Executor {
+    return this.#executor;
+  }
+
+  /** The lease as last renewed, if the drive holds one. */
+  get lease(): Lease | undefined {
+    return this.#kept?.current ?? this.#options.lease?.lease;
+  }
+
+  /** Steps `first`, commits, and drives the run until nothing of it runs here. */
+  async run(first: readonly Due[]): Promise<DriveEnd> {
+    const { lease } = this.#options;
+    if (lease !== undefined)
+      this.#kept = lease.keeper.keepRun(lease.lease, lease.sentAt, (why) => this.#lose(why));
+    let end: DriveEnd | undefined;
+    try {
+      let folded: Folded;
+      try {
+        this.#book.add(first);
+        folded = await this.#commit();
+      } catch (error) {
+        this.#rejectFolded(error);
+        throw error;
+      }
+      this.#resolveFolded(folded);
+      end = await this.#settle();
+      if (end.how === 'stopped') await endAttemptWorkspaces(this.#options.graph, end.snapshot);
+      return end;
+    } catch (error) {
+      throw this.#lost === undefined ? error : lostLease(this.#book.after.runId, this.#lost, error);
+    } finally {
+      this.#ended.abort(runStopped);
+      this.#deadline?.stop.abort(disarmed);
+      this.#executor.stop(this.#draining ? drained : runStopped);
+      this.#kept?.release();
+      const giveBack = end !== undefined || this.#options.releaseOnError !== false;
+      if (!this.#released && this.#lost === undefined && giveBack)
+        await this.#release(end?.how === 'drained');
+    }
+  }
+
+  /** Asks the run to stop for good: a cancellation, stepped and committed like any event. */
+  cancel(reason: string): void {
+    this.#stop({ type: 'cancelled', reason });
+  }
+
+  /**
+   * Gives the run back unfinished: nothing new starts; bodies running now may end within
+   * `graceMs` and their results are committed; then the rest are stopped, nothing they return
+   * is recorded, and the lease is released with the run still `running`, resumable.
+   */
+  drain(graceMs: number): void {
+    if (this.#draining) return;
+    this.#draining = true;
+    this.#inbox.push({ kind: 'drain', graceOver: false });
+    // Real time, like the lease: a grace is how long a process shutting down waits.
+    void systemClock.sleep(graceMs, this.#ended.signal).then(() => {
+      if (!this.#ended.signal.aborted) this.#inbox.push({ kind: 'drain', graceOver: true });
+    });
+  }
+
+  #stop(event: RunEvent): void {
+    this.#stopAsked = true;
+    this.#inbox.push({ kind: 'due', due: { event } });
+  }
+
+  #lose(why: LeaseLoss): void {
+    this.#options.onLoss?.(why);
+    if (why === 'stopped') {
+      this.#inbox.push({ kind: 'refresh' });
+      return;
+    }
+    this.#lost = why;
+    this.#leaseStop.abort(new Error(`lease ${why}`));
+    // Another process may drive the run now: nothing this one still has in flight may land.
+    this.#executor.stop(new Error('this process lost the run'));
+    this.#inbox.push({ kind: 'lost', why });
+  }
+
+  /** Waits for what happens, steps it, commits it; until nothing of the run runs here. */
+  async #settle(): Promise<DriveEnd> {
+    for (;;) {
+      const end = this.#endNow();
+      if (end !== undefined) return end;
+      // Everything that came in meanwhile is stepped and committed together: one commit for
+      // the branches that ended while the last one was on the wire.
+      let item: Item | undefined = this.#inbox.take() ?? (await this.#inbox.next());
+      let refresh = false;
+      for (; item !== undefined; item = this.#inbox.take()) {
+        if (item.kind === 'due') this.#book.addOne(item.due);
+        else if (item.kind === 'lost') throw lostLease(this.#book.after.runId, item.why);
+        else if (item.kind === 'refresh') refresh = true;
+        else if (item.graceOver && !this.#graceOver) {
+          this.#graceOver = true;
+          this.#executor.stop(drained);
+        }
+      }
+      // What another process committed is read, and what is stepped here stepped again on top.
+      if (refresh) await this.#book.refresh();
+      await this.#commit();
+    }
+  }
+
+  /** Whether the drive is over, and how, after its last commit. */
+  #endNow(): DriveEnd | undefined {
+    const snapshot = this.#book.after;
+    if (this.#book.dirty) return undefined;
+    if (snapshot.status !== 'running') return { snapshot, how: 'stopped' };
+    if (this.#draining && (this.#graceOver || !this.#busyHere()))
+      return { snapshot, how: 'drained' };
+    if (!this.#busyHere() && this.#inbox.size === 0) return { snapshot, how: 'idle' };
+    return undefined;
+  }
+
+  /** Whether an activation of the run still pending runs here. */
+  #busyHere(): boolean {
+    if (this.#graceOver) return false;
+    const { active } = this.#executor;
+    if (active.size === 0) return false;
+    for (const a of this.#book.after.pending) if (active.has(a.id)) return true;
+    return false;
+  }
+
+  /** Commits what is stepped, then starts what it keeps. */
+  async #commit(): Promise<Folded> {
+    const book = this.#book;
+    const options = this.#options;
+    if (!book.dirty) return this.#foldedOf(0, false);
+    if (options.deferStart === true && book.onlyStart && !this.#stopping()) {
+      const kept = options.keep(book);
+      if (kept.length > 0) {
+        // Not committed yet: the start goes with the first activation's end, one commit for both.
+        options.kept?.(kept);
+        for (const activation of kept) this.#executor.execute(activation, book.after);
+        return this.#foldedOf(0, false);
+      }
+      options.kept?.([]);
+    }
+    let booked: Awaited<ReturnType<RunBook['commit']>>;
+    try {
+      booked = await book.commit(this.#keep, this.#releasing, this.#leaseStop.signal);
+    } catch (error) {
+      options.kept?.([]);
+      throw error;
+    }
+    options.kept?.(booked.kept);
+    if (booked.released) this.#released = true;
+    const { steps } = booked;
+    const first = booked.seq - steps.length + 1;
+    for (let i = 0; i < steps.length; i++) {
+      const s = steps[i]!;
+      options.trace.accept(s.trace);
+      options.onCommitted?.(s, first + i, booked.at[i] ?? options.clock.now());
+      for (const command of s.result.commands)
+        if (command.type === 'abort') this.#executor.abort(command.activations);
+    }
+    options.onBooked?.(steps.length, book.after.status);
+    this.#armDeadline(book.after);
+    if (book.after.status === 'running') {
+      for (const activation of booked.kept)
+        this.#executor.execute(activation, scheduledBy(steps, activation.id) ?? book.after);
+    }
+    return this.#foldedOf(steps.length, booked.released);
+  }
+
+  #stopping(): boolean {
+    return this.#stopAsked || this.#draining || this.#lost !== undefined;
+  }
+
+  #foldedOf(committed: number, released: boolean): Folded {
+    const status = this.#book.after.status;
+    return { committed, status, released, continues: status === 'running' && this.#busyHere() };
+  }
+
+  /** Whether a commit ends the drive, given what it keeps: then it gives the lease up with it. */
+  #releases(kept: readonly Activation[]): boolean {
+    if (this.#options.lease === undefined) return false;
+    const after = this.#book.after;
+    if (after.status !== 'running') return true;
+    if (kept.length > 0 || this.#inbox.size > 0) return false;
+    return this.#graceOver || !this.#busyHere();
+  }
+
+  /** Sleeps, on the run's clock, until the run's deadline (data in its snapshot), then stops it. */
+  #armDeadline(snapshot: Snapshot): void {
+    const at = snapshot.limits.deadlineAt;
+    if (at === this.#deadline?.at || snapshot.status !== 'running') return;
+    this.#deadline?.stop.abort(disarmed);
+    if (at === undefined) {
+      this.#deadline = undefined;
+      return;
+    }
+    const stop = new AbortController();
+    this.#deadline = { at, stop };
+    const { clock } = this.#options;
+    clock.sleep(Math.max(0, at - clock.now()), stop.signal).then(() => {
+      if (!stop.signal.aborted) this.#stop({ type: 'deadline' });
+    });
+  }
+
+  /** Gives the lease up when the drive ended without a commit that did. */
+  async #release(drainedHere: boolean): Promise<void> {
+    const { store } = this.#options;
+    const lease = this.lease;
+    if (store === undefined || lease === undefined) return;
+    try {
+      await store.release(lease);
+      // Given back unfinished: a worker folds it now rather than at its next poll.
+      if (drainedHere && this.#book.after.status === 'running' && servesWorkers(store))
+        await store.wake(lease.runId, this.#options.clock.now());
+    } catch {
+      // The store may be why the drive stopped; the lease then expires by itself.
+    }
+  }
+}
+
+/**
+ * The run as the step that scheduled `activation` left it: the state it sees. The last step of
+ * a group that scheduled it, most often the only one.
+ */
+function scheduledBy(steps: readonly Stepped[], activation: string): Snapshot | undefined {
+  for (let i = steps.length - 1; i >= 0; i--) {
+    const s = steps[i]!;
+    for (const command of s.result.commands)
+      if (command.type === 'execute' && command.activation.id === activation) return s.after;
+  }
+  return undefined;
+}
+
+/** The error a drive that lost its run rejects with. */
+function lostLease(runId: string, why: 'lost' | 'lapsed', cause?: unknown): WaymarkError {
+  if (isWaymarkError(cause) && cause.code === 'LEASE_LOST') return cause;
+  const message =
+    why === 'lapsed'
+      ? `this process could not renew its lease on run "${runId}" in time and stopped driving it; another process may take it over`
+      : `this process stopped driving run "${runId}": the lease was taken over by another process`;
+  return new WaymarkError('LEASE_LOST', message, {
+    retryable: false,
+    details: { runId },
+    ...(cause instanceof Error && { cause }),
+  });
+}

@@ -1,0 +1,86 @@
+import { WaymarkError } from '../../error/waymark-error.js';
+import type { CompiledGraph } from '../../graph/compiled.js';
+import type { Store } from '../../store/store.js';
+import { type Clock, systemClock } from '../clock.js';
+import { currentSnapshot } from '../codec/current.js';
+import type { RunEvent, Snapshot } from '../core/snapshot.js';
+import { isPatchable, step } from '../core/step.js';
+import { Journal } from '../engine/journal.js';
+import { applyFields, parseFields } from './apply-fields.js';
+
+/** Options of {@link patchState}. */
+export interface PatchOptions {
+  /** Who changed the state: recorded with the change. */
+  readonly by: string;
+  /** Why: recorded with the change. */
+  readonly reason: string;
+  readonly clock?: Clock;
+}
+
+/**
+ * Changes the state of a run that waits for a person, or that failed or timed out, before it
+ * continues (LangGraph's `updateState`): one recorded event naming the fields, who and why,
+ * each field checked by its schema and merged through its reducer, as a node's update is. The
+ * history is never edited: the change is its next step, replayed like any other, shown by
+ * `history()` and the run's stream (`state.patched`). The run stays where it was; answer or
+ * resume it to go on.
+ * @throws WaymarkError `RUN_NOT_FOUND`, `GRAPH_MISMATCH`, `RUN_NOT_PATCHABLE` (it is running,
+ *   succeeded or cancelled, or a fan-out of it is open), `OPTIONS_INVALID` (a field the state
+ *   does not have, a value its schema refuses, no `by` or `reason`), `STORE_CONFLICT` (another
+ *   process committed first: try again). Nothing is recorded when it throws.
+ *
+ * @example
+ * await patchState(store, triage, runId, { severity: 'high' }, { by: 'ana', reason: 'customer escalation' });
+ */
+export async function patchState<S, I>(
+  store: Store,
+  graph: CompiledGraph<S, I>,
+  runId: string,
+  update: Readonly<Partial<S>>,
+  options: PatchOptions,
+): Promise<Snapshot> {
+  const g = graph as CompiledGraph;
+  for (const key of ['by', 'reason'] as const) {
+    if (typeof options[key] !== 'string' || options[key].trim() === '') {
+      throw new WaymarkError(
+        'OPTIONS_INVALID',
+        `a state patch names ${key === 'by' ? 'who makes it' : 'why'}: give a non-empty \`${key}\``,
+        {
+          retryable: false,
+        },
+      );
+    }
+  }
+  const loaded = await store.loadRun(runId);
+  if (loaded === undefined) {
+    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
+  }
+  const before = currentSnapshot(g, loaded);
+  if (!isPatchable(before)) {
+    const why =
+      before.status === 'waiting' || before.status === 'failed' || before.status === 'timed_out'
+        ? 'a fan-out of it is open (its branches see the state as it was when it opened)'
+        : `it is ${before.status}`;
+    throw new WaymarkError(
+      'RUN_NOT_PATCHABLE',
+      `run "${runId}" cannot have its state changed: ${why}; only a run that waits for a person, failed or timed out can`,
+      { retryable: false, details: { runId, status: before.status } },
+    );
+  }
+  // Checked and merged here, to refuse before anything is recorded; the event keeps the parsed
+  // fields, and step() merges them the same way on every replay.
+  const fields = parseFields(g, update as Record<string, unknown>, 'the state patch');
+  applyFields(g, before.state, fields, 'the state patch');
+  const event: RunEvent = {
+    type: 'patched',
+    update: fields,
+    by: options.by,
+    reason: options.reason,
+  };
+  const { snapshot: after } = step(g, before, event);
+  const clock = options.clock ?? systemClock;
+  // Unfenced by a lease (nothing drives a run that waits or stopped), fenced by seq.
+  const journal = new Journal(store, g, runId, loaded.run.seq, clock);
+  await journal.record(event, after, []);
+  return after;
+}
