@@ -1,8 +1,16 @@
 import type { FlexibleSchema, Tool, ToolExecutionOptions, ToolSet } from 'ai';
 import { WaymarkError } from '../error/waymark-error.js';
-import { markKind } from '../graph/kinds.js';
+import { markKind, markSpend } from '../graph/kinds.js';
 import type { NodeContext } from '../graph/types.js';
-import { declared, type ModelNode, type ModelOptions, runModelNode } from './model-node.js';
+import { connectMcp, type McpServers } from './mcp.js';
+import {
+  declared,
+  type ModelNode,
+  type ModelOptions,
+  runModelNode,
+  spendLimits,
+} from './model-node.js';
+import { ToolCalls } from './tool-calls.js';
 
 /**
  * Options of {@link agent}: those of `model()`, plus the tools and the turn limit. The loop ends
@@ -10,9 +18,19 @@ import { declared, type ModelNode, type ModelOptions, runModelNode } from './mod
  */
 export interface AgentOptions<S, O> extends ModelOptions<S, O> {
   /** AI SDK tools (`tool({...})`), or a function of the state giving them; see {@link effectTool}. */
-  readonly tools: ToolSet | ((state: Readonly<S>) => ToolSet);
+  readonly tools?: ToolSet | ((state: Readonly<S>) => ToolSet);
+  /**
+   * MCP servers to take tools from, by name, each with the tools the model may call and those
+   * that act on the outside world (docs/models.md#mcp-tools). Connected for each attempt.
+   */
+  readonly mcp?: McpServers;
   /** Most model calls in one attempt; reaching it without an answer is `BUDGET_EXCEEDED`. */
   readonly maxTurns: number;
+  /**
+   * Most tool calls in one attempt, every tool counted; a call past it is not made and the node
+   * stops with `BUDGET_EXCEEDED` (`node.maxToolCalls`) at the end of that turn.
+   */
+  readonly maxToolCalls?: number;
 }
 
 /**
@@ -44,15 +62,37 @@ export function agent<S = Record<string, unknown>, O = Record<string, unknown>>(
       },
     );
   }
-  const node: ModelNode<S> = (state, ctx) => {
-    const tools = typeof options.tools === 'function' ? options.tools(state) : options.tools;
-    return runModelNode(options, state, ctx, {
-      maxAttempts,
-      maxTurns: options.maxTurns,
-      tools: withEffects(tools, ctx),
-    });
+  const { maxToolCalls } = options;
+  if (maxToolCalls !== undefined && !(Number.isInteger(maxToolCalls) && maxToolCalls >= 0)) {
+    throw new WaymarkError(
+      'DECLARATION_INVALID',
+      'agent node: maxToolCalls must be a whole number >= 0',
+      { retryable: false },
+    );
+  }
+  const node: ModelNode<S> = async (state, ctx) => {
+    const given = typeof options.tools === 'function' ? options.tools(state) : options.tools;
+    const tools = withEffects(given ?? {}, ctx);
+    const loop = { maxAttempts, maxTurns: options.maxTurns };
+    if (options.mcp === undefined && maxToolCalls === undefined)
+      return runModelNode(options, state, ctx, { ...loop, tools });
+    const mcp = options.mcp && (await connectMcp(ctx.node, options.mcp, ctx.signal));
+    try {
+      return await runModelNode(options, state, ctx, {
+        ...loop,
+        maxToolCalls,
+        tools: (meter) => {
+          const calls = new ToolCalls(ctx, mcp, meter);
+          return { tools: calls.wrap(tools), turnTools: (made) => calls.forTurn(made) };
+        },
+      });
+    } finally {
+      // After the loop, never before: a client closed while a tool runs fails that call.
+      await mcp?.close();
+    }
   };
-  return markKind(node, 'model');
+  // Every call is a turn, schema retries included: maxTurns bounds an attempt's calls.
+  return markSpend(markKind(node, 'model'), spendLimits(options, options.maxTurns));
 }
 
 const effectMarker = Symbol.for('waymark.effectTool');

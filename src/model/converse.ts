@@ -1,8 +1,9 @@
 import type * as Ai from 'ai';
 import type { ModelMessage, ToolSet } from 'ai';
 import type { z } from 'zod';
+import { thrownData } from '../error/thrown-data.js';
 import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
-import type { NodeContext } from '../graph/types.js';
+import type { NodeContext, ToolCallRecord } from '../graph/types.js';
 import { budgetError, type Meter } from './meter.js';
 import type { LanguageModelV3 } from './spec.js';
 import { streamedCall } from './streamed.js';
@@ -25,6 +26,14 @@ export interface Conversation<O> {
   readonly temperature: number | undefined;
   /** Call through `streamText`, emitting deltas as ephemeral events (see streamed.ts). */
   readonly stream?: boolean;
+  /** What a turn's trace entry records of its tool calls (an agent's MCP tools), if anything. */
+  readonly turnTools?: (
+    calls: readonly {
+      readonly toolCallId: string;
+      readonly toolName: string;
+      readonly input: unknown;
+    }[],
+  ) => readonly ToolCallRecord[];
 }
 
 /**
@@ -65,11 +74,13 @@ export async function converse<O>(c: Conversation<O>): Promise<O> {
           const usage = meter.record(step.usage.inputTokens ?? 0, step.usage.outputTokens ?? 0);
           const now = performance.now();
           const toolCalls = step.toolCalls.map((call) => call.toolName);
+          const tools = c.turnTools?.(step.toolCalls) ?? [];
           ctx.turn({
             turn: turns,
             durationMs: Math.round(now - started),
             usage,
             ...(toolCalls.length > 0 && { toolCalls }),
+            ...(tools.length > 0 && { tools }),
           });
           started = now;
           lastMessages = step.response.messages;
@@ -175,7 +186,9 @@ function callError(ai: typeof Ai, error: unknown, ctx: NodeContext, model: unkno
   return new WaymarkError(
     'MODEL_CALL_FAILED',
     `model ${name} call failed${status ? ` (HTTP ${status})` : ''}: ${message}`,
-    { retryable, cause: last, details: status === undefined ? {} : { status } },
+    // The thrown error's data (status, Retry-After) stays, so the default retry policy and a
+    // node's own predicate decide on it as on any node's failure.
+    { retryable, cause: last, details: { ...thrownData(last) } },
   );
 }
 

@@ -7,6 +7,7 @@ export { agent, effectTool } from './agent.js';
 export type { Cassette, CassetteEntry } from './cassette.js';
 export { normalizeRequest, recordModel, replayModel, requestKey } from './cassette.js';
 export type { ItemChecks, ListKeys, OutputCheck, Quarantined, Reasons } from './checks.js';
+export type { McpServer, McpServers, McpTransport } from './mcp.js';
 export type { NodeLimits, Price, PriceTable } from './meter.js';
 export type { ModelCall, ModelNode, ModelOptions } from './model-node.js';
 export { model } from './model-node.js';
@@ -27,3 +28,4 @@ export type {
 } from './scripted.js';
 export { promptText, scriptedModel } from './scripted.js';
 export type { CallOptions, GenerateResult, LanguageModelV3, ModelRef } from './spec.js';
+export { toolCallEvent } from './tool-calls.js';

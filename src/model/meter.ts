@@ -19,6 +19,8 @@ export type PriceTable = Readonly<Record<string, Price>>;
 export interface NodeLimits {
   readonly maxTokens?: number | undefined;
   readonly maxCostUsd?: number | undefined;
+  /** Most tool calls an agent makes in one attempt. */
+  readonly maxToolCalls?: number | undefined;
 }
 
 interface Exceeded {
@@ -36,6 +38,8 @@ export class Meter {
   inputTokens = 0;
   outputTokens = 0;
   costUsd = 0;
+  /** Tool calls asked for so far, the refused one past the budget included. */
+  toolCalls = 0;
   readonly #ctx: NodeContext;
   readonly #model: string;
   readonly #limits: NodeLimits;
@@ -79,9 +83,23 @@ export class Meter {
     return this.inputTokens + this.outputTokens;
   }
 
+  get maxToolCalls(): number | undefined {
+    return this.#limits.maxToolCalls;
+  }
+
+  /** Counts a tool call the model asked for; false when it is past the budget and must not run. */
+  bookToolCall(): boolean {
+    this.toolCalls++;
+    const max = this.#limits.maxToolCalls;
+    return max === undefined || this.toolCalls <= max;
+  }
+
   /** Throws unless something is left of every limit: a call that starts must have room. */
   assertRoom(): void {
-    const over = this.#exceeded((spent, max) => spent >= max);
+    // Tool calls are not a call's room: after its last allowed tool call the model may answer.
+    const over = this.#exceeded(
+      (spent, max, limit) => spent >= max && limit !== 'node.maxToolCalls',
+    );
     if (over) throw budgetError(this.#ctx.node, over);
   }
 
@@ -96,16 +114,17 @@ export class Meter {
     return this.#exceeded((spent, max) => spent > max) !== undefined;
   }
 
-  #exceeded(over: (spent: number, max: number) => boolean): Exceeded | undefined {
+  #exceeded(over: (spent: number, max: number, limit: string) => boolean): Exceeded | undefined {
     const { spend, budget } = this.#ctx;
     const checks: [string, number | undefined, number][] = [
       ['node.maxTokens', this.#limits.maxTokens, this.tokens],
       ['node.maxCostUsd', this.#limits.maxCostUsd, this.costUsd],
+      ['node.maxToolCalls', this.#limits.maxToolCalls, this.toolCalls],
       ['run.maxTokens', budget.maxTokens, spend.inputTokens + spend.outputTokens + this.tokens],
       ['run.maxCostUsd', budget.maxCostUsd, spend.costUsd + this.costUsd],
     ];
     for (const [limit, max, spent] of checks)
-      if (max !== undefined && over(spent, max)) return { limit, max, spent };
+      if (max !== undefined && over(spent, max, limit)) return { limit, max, spent };
     return undefined;
   }
 }

@@ -1,10 +1,10 @@
 import type { ModelMessage, ToolSet } from 'ai';
 import { z } from 'zod';
 import { WaymarkError } from '../error/waymark-error.js';
-import { markKind } from '../graph/kinds.js';
-import type { NodeContext, NodeFn } from '../graph/types.js';
+import { markKind, markSpend } from '../graph/kinds.js';
+import type { NodeContext, NodeFn, SpendLimits } from '../graph/types.js';
 import { applyChecks, type ItemChecks, type OutputCheck, type Quarantined } from './checks.js';
-import { converse } from './converse.js';
+import { type Conversation, converse } from './converse.js';
 import { Meter, type PriceTable } from './meter.js';
 import { modelName, type ResolveOptions, resolveModel } from './providers.js';
 import type { LanguageModelV3, ModelRef } from './spec.js';
@@ -78,7 +78,17 @@ export function model<S = Record<string, unknown>, O = Record<string, unknown>>(
   const maxAttempts = declared(options);
   const node: ModelNode<S> = (state, ctx) =>
     runModelNode(options, state, ctx, { maxAttempts, maxTurns: maxAttempts, tools: undefined });
-  return markKind(node, 'model');
+  return markSpend(markKind(node, 'model'), spendLimits(options, maxAttempts));
+}
+
+/** What one attempt may spend, as the cost bound reads it: every call counts against `maxTokens`. */
+export function spendLimits<S, O>(options: ModelOptions<S, O>, calls: number): SpendLimits {
+  const spend: { -readonly [K in keyof SpendLimits]: SpendLimits[K] } = { calls };
+  if (options.maxTokens !== undefined) spend.maxTokens = options.maxTokens;
+  if (options.maxOutputTokens !== undefined) spend.maxOutputTokens = options.maxOutputTokens;
+  if (options.maxCostUsd !== undefined) spend.maxCostUsd = options.maxCostUsd;
+  if (options.prices !== undefined) spend.prices = options.prices;
+  return spend;
 }
 
 /** Checks a declaration's options once, where the mistake is made; returns `maxAttempts`. */
@@ -102,17 +112,29 @@ export async function runModelNode<S, O>(
   options: ModelOptions<S, O>,
   state: Readonly<S>,
   ctx: NodeContext,
-  loop: { maxAttempts: number; maxTurns: number; tools: ToolSet | undefined },
+  loop: {
+    maxAttempts: number;
+    maxTurns: number;
+    /** The tools, or how to make them once the attempt's meter exists (an agent's tool budget). */
+    tools: ToolSet | ((meter: Meter) => AgentTools) | undefined;
+    maxToolCalls?: number | undefined;
+  },
 ): Promise<Partial<S> | undefined> {
   const ref: ModelRef = ctx.model ?? options.model;
   const name = modelName(ref);
   const meter = new Meter(
     ctx,
     name,
-    { maxTokens: options.maxTokens, maxCostUsd: options.maxCostUsd },
+    {
+      maxTokens: options.maxTokens,
+      maxCostUsd: options.maxCostUsd,
+      maxToolCalls: loop.maxToolCalls,
+    },
     options.prices,
   );
   meter.assertRoom();
+  const made = typeof loop.tools === 'function' ? loop.tools(meter) : undefined;
+  const tools = made?.tools ?? (loop.tools as ToolSet | undefined);
   const resolved =
     typeof ref === 'string' ? await resolveModel(ref, options.resolve) : (ref as LanguageModelV3);
   const prompt = options.prompt(state, ctx);
@@ -123,7 +145,8 @@ export async function runModelNode<S, O>(
     system,
     messages: typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : prompt,
     output: options.output,
-    ...(loop.tools && { tools: loop.tools }),
+    ...(tools && { tools }),
+    ...(made?.turnTools && { turnTools: made.turnTools }),
     maxTurns: loop.maxTurns,
     maxAttempts: loop.maxAttempts,
     meter,
@@ -143,6 +166,12 @@ export async function runModelNode<S, O>(
   return options.update
     ? options.update(kept, state, { ctx, model: name, quarantined })
     : (kept as Partial<S>);
+}
+
+/** An agent attempt's tools, and what its turns record of their calls (see tool-calls.ts). */
+export interface AgentTools {
+  readonly tools: ToolSet;
+  readonly turnTools?: Conversation<unknown>['turnTools'];
 }
 
 /** What a model node's `update` learns about the call besides the output. */
