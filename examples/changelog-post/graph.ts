@@ -49,6 +49,18 @@ export interface ChangelogPostOptions {
 const modelRetry = { attempts: 3, backoffMs: 1_000 } as const;
 
 /**
+ * Dollars per million tokens, for the cost in usage, budgets and the worst case: gpt-4o-mini's,
+ * and the same for the scripted model, which stands in for it.
+ */
+export const prices = {
+  'openai:gpt-4o-mini': { inputPerMillion: 0.15, outputPerMillion: 0.6 },
+  'scripted:changelog-post': { inputPerMillion: 0.15, outputPerMillion: 0.6 },
+} as const;
+
+/** Each model step's budget per attempt (input + output tokens over its calls). */
+export const stepTokens = { select: 6_000, outline: 5_000, draft: 10_000, 'fact-check': 12_000 };
+
+/**
  * Changelog to blog post: fetch the changelog, select a release's entries, outline, draft,
  * fact-check the draft against the WHOLE changelog (a finding sends it back to draft), ask an
  * editor (a rejection with a note sends it back to draft too), then publish once, under an
@@ -67,6 +79,8 @@ export function changelogPost(options: ChangelogPostOptions = {}) {
       }),
     output: z.object({ verdicts: z.array(Verdict) }),
     temperature: 0,
+    maxTokens: stepTokens['fact-check'],
+    prices,
     // The deterministic half of the fact-check: a verdict must be about a claim of the draft,
     // and "backed" must cite a line the changelog has. What fails goes to quarantine.
     checkItems: {
@@ -109,6 +123,8 @@ export function changelogPost(options: ChangelogPostOptions = {}) {
           }),
         output: z.object({ selected: z.array(Entry) }),
         temperature: 0,
+        maxTokens: stepTokens.select,
+        prices,
         checkItems: {
           selected: (e, s) =>
             e.version !== s.version
@@ -137,6 +153,8 @@ export function changelogPost(options: ChangelogPostOptions = {}) {
           }),
         output: z.object({ outline: z.array(Section) }),
         temperature: 0,
+        maxTokens: stepTokens.outline,
+        prices,
         checkItems: {
           outline: (section, s) =>
             section.entries.every((e) => s.selected.some((x) => x.text === e.text))
@@ -166,6 +184,8 @@ export function changelogPost(options: ChangelogPostOptions = {}) {
           ),
         output: DraftReply,
         temperature: 0,
+        maxTokens: stepTokens.draft,
+        prices,
         // The revision is counted here, not by the model.
         update: (reply, s) => ({ draft: { revision: (s.draft?.revision ?? 0) + 1, ...reply } }),
       }),
@@ -186,8 +206,9 @@ export function changelogPost(options: ChangelogPostOptions = {}) {
         return judge(s, ctx);
       },
       {
-        // Wrapped for the fault switch, so the kind is said here.
+        // Wrapped for the fault switch, so the kind and the judge's spend are said here.
         kind: 'model',
+        spend: { calls: 3, maxTokens: stepTokens['fact-check'], prices },
         // A thrown error is transient: tried twice, then the run fails here with its checkpoint kept.
         retry: { attempts: 2, backoffMs: 20 },
         // `findings` is read by the router, which sends a draft with findings back.

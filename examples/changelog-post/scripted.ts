@@ -111,6 +111,22 @@ export const steps = {
 } satisfies Record<Step, (input: never) => unknown>;
 
 /**
+ * What each step's call reports spending: the numbers of a real model writing this post, so the
+ * recorded usage (and the plans and expected cost read from it, docs/cost.md) are a real
+ * post's. Weighted by price (an output token costs four input tokens at gpt-4o-mini's prices):
+ * select 6k, outline 7k, draft 14k, fact-check 12k, so 39k a post when fact-check passes the
+ * first draft; a fact-check failure re-pays 12k, an editor's rejection 26k (draft, fact-check).
+ */
+export const stepUsage: Readonly<
+  Record<Step, { readonly inputTokens: number; readonly outputTokens: number }>
+> = {
+  select: { inputTokens: 4_000, outputTokens: 500 },
+  outline: { inputTokens: 3_000, outputTokens: 1_000 },
+  draft: { inputTokens: 6_000, outputTokens: 2_000 },
+  'fact-check': { inputTokens: 8_000, outputTokens: 1_000 },
+};
+
+/**
  * The answer to one model call, from its system prompt (which step) and its user prompt (the
  * step's input, as JSON). The scripted model answers with it; so does the tests' fake
  * OpenAI-compatible server, so a recorded run takes the scripted run's path.
@@ -129,7 +145,7 @@ export function scriptedWriter(): ScriptedModel {
   return scriptedModel(
     (request) => {
       const { system, user } = messagesOf(request);
-      return { object: respond(system, user) };
+      return { object: respond(system, user), usage: stepUsage[stepOf(system)] };
     },
     { modelId: 'changelog-post' },
   );
