@@ -1,5 +1,5 @@
 import { WaymarkError } from '../error/waymark-error.js';
-import type { Telemetry } from '../runtime/telemetry.js';
+import type { Telemetry } from '../runtime/watch/telemetry.js';
 
 let loaded: Promise<Telemetry | undefined> | undefined;
 

@@ -83,7 +83,7 @@ export function hintFor(io: Io, error: WaymarkError): string {
       return `another process is driving this run now: ${show ?? '`waymark show <run-id>`'} says where it stands; resume it once that process has stopped${until}`;
     }
     case 'LEASE_LOST':
-      return `another process took this run over and drives it now; ${show ?? '`waymark show <run-id>`'} says where it stands`;
+      return `this process stopped driving the run: another took it over, or its lease could not be renewed in time; ${show ?? '`waymark show <run-id>`'} says where it stands`;
     case 'WAIT_CLOSED':
       return `nothing will apply an answer to it now; ${show ?? '`waymark show <run-id>`'} shows how the run went on`;
     case 'RUN_NOT_CONTINUABLE':

@@ -1,4 +1,4 @@
-import { ownerIsDead } from '../runtime/identity.js';
+import { ownerIsDead } from '../runtime/engine/identity.js';
 import type { LeaseRecord, RunRecord } from '../store/store.js';
 import { iso } from './time.js';
 

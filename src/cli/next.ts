@@ -1,6 +1,9 @@
 import type { Snapshot } from '../runtime/core/snapshot.js';
-import { type Resumability, resumability as runtimeResumability } from '../runtime/resumability.js';
-import type { TraceEntry } from '../runtime/trace.js';
+import {
+  type Resumability,
+  resumability as runtimeResumability,
+} from '../runtime/ops/resumability.js';
+import type { TraceEntry } from '../runtime/watch/trace.js';
 import type { RunRecord } from '../store/store.js';
 import type { Io } from './io.js';
 import { isPostgres } from './location.js';
@@ -10,11 +13,11 @@ import { isPostgres } from './location.js';
 // is printed; test/cli/hints.test.ts runs every one of them and checks it is not refused for
 // the same reason.
 
-export type { Resumability } from '../runtime/resumability.js';
+export type { Resumability } from '../runtime/ops/resumability.js';
 
 /**
  * Whether `resume` would continue a run in this checkpoint: the runtime's own rule
- * (`runtime/resumability.ts`), which `resume()` refuses by, so a hint never names a resume that
+ * (`runtime/ops/resumability.ts`), which `resume()` refuses by, so a hint never names a resume that
  * would be refused.
  *
  * @example

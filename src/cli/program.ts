@@ -92,8 +92,14 @@ export const commands: readonly CommandSpec[] = [
     description:
       'compile a graph file and print every problem in it: exit 1 on an error, 0 with only warnings',
     args: [graphFile],
-    options: [],
-    help: '\nExample:\n  $ waymark validate examples/changelog-post/graph.ts',
+    options: [
+      {
+        flags: '--budget <budget>',
+        description:
+          "also check the graph's worst case against a budget: 2usd, 40k tokens, or both",
+      },
+    ],
+    help: '\nExample:\n  $ waymark validate examples/changelog-post/graph.ts\n  $ waymark validate examples/changelog-post/graph.ts --budget 0.50usd',
     load: async () => (await import('./commands/validate.js')).validate,
   },
   {
@@ -136,6 +142,11 @@ Example:
         description: 'the model every model node uses, e.g. openai:gpt-4o-mini',
       },
       { flags: '--max-tokens <n>', description: 'most model tokens the whole run may spend' },
+      {
+        flags: '--budget <budget>',
+        description:
+          "refuse to start unless the graph's worst case fits (2usd, 40k tokens); also the run's budget",
+      },
       {
         flags: '--max-cost <usd>',
         description: 'most model cost, in US dollars, the whole run may spend',
@@ -337,13 +348,19 @@ Example:
         flags: '--cors <origins>',
         description: 'origins (comma-separated) whose pages may call the API; default none',
       },
+      {
+        flags: '--grace-ms <ms>',
+        description:
+          'on SIGTERM, how long running nodes may take to finish before their runs are given back',
+        default: '5000',
+      },
     ],
     help: `
 Every request carries the bearer token printed at start (or the one in WAYMARK_TOKEN). The API
 is in docs/server.md: graphs, runs (start, list, get, trace, history, the state at a step), a
 run's events as Server-Sent Events (resumable with Last-Event-ID), waits (list, answer), and
 cancel, resume, continue and patch; its OpenAPI document at /openapi.json. Runs it starts or
-moves on run in this process.
+moves on run in this process; SIGTERM or Ctrl-C gives them back resumable, never cancelled.
 
 Example:
   $ waymark serve --graphs ./graphs --port 8787`,
@@ -373,7 +390,7 @@ Example:
   {
     name: 'worker',
     description:
-      'claim and do the work of some graphs from a PostgreSQL store, until SIGTERM (then drain)',
+      'claim and do the work of some graphs from the store (PostgreSQL, or a SQLite file shared on this machine), until SIGTERM (then drain)',
     args: [],
     options: [
       {
@@ -402,11 +419,13 @@ Example:
     help: `
 Registers the graphs it runs (name and structural hash) and claims only their work: runs
 enqueued with \`waymark run --enqueue\`, the nodes their steps schedule, answers, timers. Any
-number of workers on any number of machines may share one database. SIGTERM (or Ctrl-C) stops
+number of workers on any number of machines may share one PostgreSQL database, or any number of
+processes on one machine one SQLite file (--db; they poll it). SIGTERM (or Ctrl-C) stops
 it claiming, lets its nodes finish within a lease, gives back what is left, and exits 0.
 
 Example:
-  $ waymark worker --store postgres://localhost/app --graphs ./graphs --concurrency 16`,
+  $ waymark worker --store postgres://localhost/app --graphs ./graphs --concurrency 16
+  $ waymark worker --db runs.db --graphs ./graphs`,
     load: async () => (await import('./commands/worker.js')).worker,
   },
   {

@@ -1,7 +1,8 @@
 import type { Ora } from 'ora';
+import { isWaymarkError } from '../error/waymark-error.js';
 import type { AttemptStart, RunResult } from '../runtime/run-types.js';
-import type { Telemetry } from '../runtime/telemetry.js';
-import type { TraceEntry } from '../runtime/trace.js';
+import type { Telemetry } from '../runtime/watch/telemetry.js';
+import type { TraceEntry } from '../runtime/watch/trace.js';
 import { cliTelemetry } from './cli-telemetry.js';
 import type { Io } from './io.js';
 import { commandLine } from './next.js';
@@ -104,13 +105,22 @@ function tokens(entry: TraceEntry): string {
 export type LiveOptions = Pick<ProgressHooks, 'onAttemptStart' | 'onTraceEntry'> & {
   /** OpenTelemetry spans, with WAYMARK_OTEL=1 (cli-telemetry.ts). */
   readonly telemetry?: Telemetry;
+  /** Aborted by Ctrl-C or SIGTERM: the run is given back unfinished, resumable (`RUN_DRAINED`). */
+  readonly drain: AbortSignal;
+  readonly drainGraceMs: number;
 };
+
+/**
+ * How long a node running when Ctrl-C comes may take to finish and be recorded: none, Ctrl-C
+ * means now (a server's SIGTERM gives its runs a grace: server.md).
+ */
+const interruptGraceMs = 0;
 
 /**
  * Runs a call that moves run `runId` (run, resume, answer, rewind) with live progress, and
  * stops the spinner whatever happens: the caller reports the result. `announce` says that a
- * new run started. Ctrl-C (or SIGTERM) is a
- * crash, not a cancel: the process dies where it is, after saying that the run keeps every
+ * new run started. Ctrl-C (or SIGTERM) is not a cancel: the run is given back (drained, its
+ * lease let go), then the process dies of the signal, after saying that the run keeps every
  * completed step and which command continues it.
  */
 export async function withProgress(
@@ -129,8 +139,22 @@ export async function withProgress(
     announced = true;
     announce?.();
   };
+  const drain = new AbortController();
+  let caught: NodeJS.Signals | undefined;
+  // Ctrl-C (or SIGTERM) gives the run back: the nodes running are stopped, nothing new starts,
+  // and the run's lease is let go at once, for the next command on any host. A second signal
+  // does not wait for that.
   const interrupted = (signal: NodeJS.Signals) => {
+    if (caught !== undefined) {
+      for (const s of signals) process.removeListener(s, interrupted);
+      process.kill(process.pid, signal);
+      return;
+    }
+    caught = signal;
     hooks.stop();
+    drain.abort();
+  };
+  const givenBack = (signal: NodeJS.Signals) => {
     const next = commandLine(io, ['resume', runId]);
     if (io.flags.json) io.json({ type: 'interrupted', runId, signal, next });
     else {
@@ -143,19 +167,31 @@ export async function withProgress(
     // Dies of the signal, as an interrupted program does (exit status 130 for Ctrl-C).
     process.kill(process.pid, signal);
   };
-  for (const s of signals) process.once(s, interrupted);
+  for (const s of signals) process.on(s, interrupted);
   try {
-    const result = await move({
-      ...(telemetry !== undefined && { telemetry }),
-      onAttemptStart: (attempt) => {
-        started();
-        hooks.onAttemptStart(attempt);
-      },
-      onTraceEntry: (entry) => {
-        started();
-        hooks.onTraceEntry(entry);
-      },
-    });
+    let result: RunResult;
+    try {
+      result = await move({
+        ...(telemetry !== undefined && { telemetry }),
+        drain: drain.signal,
+        drainGraceMs: interruptGraceMs,
+        onAttemptStart: (attempt) => {
+          started();
+          hooks.onAttemptStart(attempt);
+        },
+        onTraceEntry: (entry) => {
+          started();
+          hooks.onTraceEntry(entry);
+        },
+      });
+    } catch (error) {
+      if (caught !== undefined && isWaymarkError(error) && error.code === 'RUN_DRAINED') {
+        givenBack(caught);
+        // The signal ends the process; nothing after this runs.
+        await new Promise(() => {});
+      }
+      throw error;
+    }
     started();
     return result;
   } finally {

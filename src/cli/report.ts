@@ -1,8 +1,8 @@
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Snapshot } from '../runtime/core/snapshot.js';
-import { loadTrace } from '../runtime/history.js';
+import type { WaitRequest } from '../runtime/engine/waits.js';
+import { loadTrace } from '../runtime/ops/history.js';
 import type { RunResult } from '../runtime/run-types.js';
-import type { WaitRequest } from '../runtime/waits.js';
 import type { WaitRecord } from '../store/store.js';
 import { exitCodeOf } from './exit-code.js';
 import type { Io } from './io.js';
@@ -57,6 +57,9 @@ export function yesNoShape(
   return undefined;
 }
 
+/** Errors a resume meets again unless the graph changes: its router decides the same way. */
+const decidesAgain: ReadonlySet<string> = new Set(['ROUTE_UNDECLARED', 'ROUTER_FAILED']);
+
 /**
  * Prints how a run stands after a command moved it (run, resume, answer, rewind): status, the
  * whole path across every process that ran it, where its checkpoints live, and the next
@@ -102,6 +105,19 @@ export async function reportRun(io: Io, store: CliStore, result: RunResult): Pro
     case 'timed_out': {
       const { loaded, snapshot } = await readStoredRun(store, runId);
       const verdict = snapshot === undefined ? undefined : resumability(loaded.run, snapshot);
+      if (error !== undefined && decidesAgain.has(error.code)) {
+        // A router is pure: resumed with the same graph it returns the same, so the resume the
+        // hint names comes after the fix, never instead of it.
+        const router = (error.details as { router?: string } | undefined)?.router ?? error.node;
+        const file = io.about.graphFile ?? 'the graph file';
+        io.line(
+          c.dim(
+            `next:        fix the router of "${router}" or its targets in ${file} (a resume with the graph as it is fails the same way), then:`,
+          ),
+        );
+        io.line(c.dim(`             ${commandLine(io, ['resume', runId])}`));
+        break;
+      }
       if (snapshot === undefined || verdict?.resumable) {
         io.line(
           c.dim(
@@ -165,7 +181,7 @@ export async function explainResume(
   graph: CompiledGraph,
   runId: string,
 ): Promise<Snapshot> {
-  const { inspect } = await import('../runtime/inspect.js');
+  const { inspect } = await import('../runtime/ops/inspect.js');
   const { run, snapshot, trace } = await inspect(store, graph, runId);
   // resume() refuses a cancelled run, or one with nothing left to run: announcing what would
   // run again would be untrue.

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import { labelsOf } from '../runtime/labels.js';
+import { labelsOf } from '../runtime/ops/labels.js';
 import type { PostgresStore } from '../store/postgres-store.js';
 import type { SqliteStore } from '../store/sqlite-store.js';
 import type { Io } from './io.js';
@@ -32,8 +32,12 @@ export type StoreUse = 'create' | 'existing';
  * @throws WaymarkError `STORE_UNAVAILABLE` (better-sqlite3 missing or broken, a directory),
  *   `STORE_CORRUPT` (not a waymark database), `STORE_VERSION_UNSUPPORTED`.
  */
-export async function openStore(io: Io, use: StoreUse): Promise<CliStore> {
-  if (isPostgres(io.flags.db)) return openPostgres(io.flags.db, use === 'create');
+export async function openStore(
+  io: Io,
+  use: StoreUse,
+  pg: PgStatementDeadlines = {},
+): Promise<CliStore> {
+  if (isPostgres(io.flags.db)) return openPostgres(io.flags.db, use === 'create', pg);
   let sqlite: typeof import('../store/sqlite-store.js');
   try {
     sqlite = await import('../store/sqlite-store.js');
@@ -56,8 +60,18 @@ export async function openStore(io: Io, use: StoreUse): Promise<CliStore> {
   return new sqlite.SqliteStore({ path: io.flags.db, create: use === 'create' });
 }
 
+/** How long a PostgreSQL store's statements may run: a worker's short lease asks for less. */
+export interface PgStatementDeadlines {
+  readonly statementTimeoutMs?: number;
+  readonly queryTimeoutMs?: number;
+}
+
 /** Opens a PostgreSQL store, loading node-postgres only now: `waymark/postgres` is optional. */
-async function openPostgres(location: string, create: boolean): Promise<PostgresStore> {
+async function openPostgres(
+  location: string,
+  create: boolean,
+  deadlines: PgStatementDeadlines,
+): Promise<PostgresStore> {
   let postgres: typeof import('../store/postgres-store.js');
   try {
     postgres = await import('../store/postgres-store.js');
@@ -74,7 +88,7 @@ async function openPostgres(location: string, create: boolean): Promise<Postgres
       },
     );
   }
-  return postgres.PostgresStore.open({ ...postgresTarget(location), create });
+  return postgres.PostgresStore.open({ ...postgresTarget(location), create, ...deadlines });
 }
 
 /**

@@ -31,7 +31,7 @@ export async function readStoredRun(store: Store, runId: string): Promise<Stored
   return { loaded, snapshot: parseSnapshot(loaded.snapshot.data, runId) };
 }
 
-// The checks of runtime/codec.ts's decodeSnapshot, without the graph it needs only to rebuild
+// The checks of runtime/codec/codec.ts's decodeSnapshot, without the graph it needs only to rebuild
 // the state of open fan-out branches, which nothing here prints.
 function parseSnapshot(text: string, runId: string): Snapshot {
   let value: Record<string, unknown>;

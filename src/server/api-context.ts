@@ -1,7 +1,7 @@
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { RunResult } from '../runtime/run-types.js';
-import type { StreamEvent } from '../runtime/stream.js';
+import type { StreamEvent } from '../runtime/watch/stream.js';
 import type { RunRecord, Store } from '../store/store.js';
 import { LiveEvents } from './live-events.js';
 
@@ -20,9 +20,12 @@ export interface ApiContext {
    */
   launch(
     runId: string,
-    move: (watcher: (event: StreamEvent) => void) => Promise<RunResult>,
+    move: (watcher: (event: StreamEvent) => void, drain: Drain) => Promise<RunResult>,
   ): Promise<void>;
-  /** Resolves when every move launched has stopped. */
+  /**
+   * Gives back every run moving here, unfinished and resumable (each may finish the nodes it
+   * runs within the drain's grace), and resolves when every move launched has stopped.
+   */
   drain(): Promise<void>;
   /** The ephemeral events of the runs launched here, for their SSE clients. */
   readonly live: LiveEvents;
@@ -35,13 +38,25 @@ export interface ApiContext {
   stopStreams(): Promise<void>;
 }
 
+/** The run options every move launched gets: what gives it back when the server stops. */
+export interface Drain {
+  readonly drain: AbortSignal;
+  readonly drainGraceMs: number;
+}
+
+/** How long the runs a server drives may take to finish their nodes when it stops, by default. */
+export const defaultServeGraceMs = 5_000;
+
 /** The context of an API over `store` serving `graphs`. */
 export function apiContext(
   store: Store,
   served: readonly CompiledGraph[],
   onBackground?: (runId: string, outcome: RunResult | unknown) => void,
+  graceMs = defaultServeGraceMs,
 ): ApiContext {
   const graphs = new Map(served.map((g) => [g.name, g]));
+  const stopping = new AbortController();
+  const drain: Drain = { drain: stopping.signal, drainGraceMs: graceMs };
   const inFlight = new Set<Promise<unknown>>();
   const live = new LiveEvents();
   const streams = new Map<AbortController, Promise<void>>();
@@ -79,7 +94,7 @@ export function apiContext(
         const moving = move((event) => {
           start();
           if (event.type === 'delta') live.publish(event);
-        }).then(
+        }, drain).then(
           (result) => {
             start();
             onBackground?.(runId, result);
@@ -93,6 +108,7 @@ export function apiContext(
         void moving.finally(() => inFlight.delete(moving));
       }),
     async drain() {
+      stopping.abort();
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
     openStream() {

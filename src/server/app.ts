@@ -26,6 +26,12 @@ export interface AppOptions {
   readonly maxBodyBytes?: number;
   /** Told of what a run driven by the server did once its request was answered (a failure). */
   readonly onBackground?: (runId: string, outcome: RunResult | unknown) => void;
+  /**
+   * When the server stops (`close()`, SIGTERM), how long the nodes its runs are running may
+   * take to finish and be recorded before they are stopped; every run it drives is then given
+   * back unfinished and resumable, never cancelled. Default 5,000 ms.
+   */
+  readonly drainGraceMs?: number;
   /** The built web page's folder (`waymark ui`), served at `/ui/` without the token. */
   readonly ui?: string;
   /**
@@ -35,10 +41,13 @@ export interface AppOptions {
   readonly corsOrigins?: readonly string[];
 }
 
-/** The API and the runs it drives in this process, which `drain()` waits for. */
+/** The API and the runs it drives in this process, which `drain()` gives back. */
 export interface App {
   readonly hono: Hono;
-  /** Resolves when every run the server started, resumed or continued has stopped. */
+  /**
+   * Gives back every run the server started, resumed or continued and still drives
+   * (resumable, not cancelled), and resolves when all have stopped.
+   */
   drain(): Promise<void>;
   /** Ends every event stream being served; resolves once none reads the store any more. */
   stopStreams(): Promise<void>;
@@ -59,7 +68,7 @@ const defaultMaxBodyBytes = 1024 * 1024;
  */
 export function createApp(options: AppOptions): App {
   const { token } = options;
-  const api = apiContext(options.store, options.graphs, options.onBackground);
+  const api = apiContext(options.store, options.graphs, options.onBackground, options.drainGraceMs);
   const app = new Hono();
   const expected = Buffer.from(`Bearer ${token}`);
 

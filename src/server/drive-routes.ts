@@ -1,10 +1,10 @@
 import type { Hono } from 'hono';
-import { answer } from '../runtime/answer.js';
-import { cancel } from '../runtime/cancel.js';
-import { patchState } from '../runtime/patch.js';
-import { resume } from '../runtime/resume.js';
-import { run } from '../runtime/run.js';
-import { continueThread } from '../runtime/thread.js';
+import { resume } from '../runtime/local/resume.js';
+import { run } from '../runtime/local/run.js';
+import { answer } from '../runtime/ops/answer.js';
+import { cancel } from '../runtime/ops/cancel.js';
+import { patchState } from '../runtime/ops/patch.js';
+import { continueThread } from '../runtime/ops/thread.js';
 import type { ApiContext } from './api-context.js';
 import { bodyOf, paramOf } from './request.js';
 import { route } from './route.js';
@@ -19,8 +19,8 @@ export function driveRoutes(app: Hono, api: ApiContext): void {
     const body = await bodyOf(c, routes.startRun.body);
     const graph = api.graphNamed(body.graph);
     const runId = body.runId ?? crypto.randomUUID();
-    await api.launch(runId, (watcher) =>
-      run(graph, (body.input ?? {}) as never, { store, runId, watch: watcher }),
+    await api.launch(runId, (watcher, drain) =>
+      run(graph, (body.input ?? {}) as never, { ...drain, store, runId, watch: watcher }),
     );
     return c.json({ runId, status: (await statusOf(runId)) ?? 'running' }, 202);
   });
@@ -30,8 +30,12 @@ export function driveRoutes(app: Hono, api: ApiContext): void {
     const [, graph] = await api.runAndGraph(runId);
     const body = await bodyOf(c, routes.answerWait.body);
     const requestId = decodeURIComponent(paramOf(c, 'request'));
-    await answer(store, runId, requestId, body.answer, { by: body.by ?? 'api' });
-    await api.launch(runId, (watcher) => resume(store, graph, runId, { watch: watcher }));
+    // Checked against the node's own schema, as `waymark answer` checks it: its defaults fill
+    // what the answer leaves out, and its refinements hold.
+    await answer(store, runId, requestId, body.answer, { by: body.by ?? 'api', graph });
+    await api.launch(runId, (watcher, drain) =>
+      resume(store, graph, runId, { ...drain, watch: watcher }),
+    );
     return c.json({ runId, status: await statusOf(runId) }, 202);
   });
 
@@ -39,7 +43,9 @@ export function driveRoutes(app: Hono, api: ApiContext): void {
     const runId = paramOf(c, 'id');
     const [, graph] = await api.runAndGraph(runId);
     await bodyOf(c, routes.resumeRun.body);
-    await api.launch(runId, (watcher) => resume(store, graph, runId, { watch: watcher }));
+    await api.launch(runId, (watcher, drain) =>
+      resume(store, graph, runId, { ...drain, watch: watcher }),
+    );
     return c.json({ runId, status: await statusOf(runId) }, 202);
   });
 
@@ -57,8 +63,12 @@ export function driveRoutes(app: Hono, api: ApiContext): void {
     const [, graph] = await api.runAndGraph(runId);
     const body = await bodyOf(c, routes.continueRun.body);
     const next = body.runId ?? crypto.randomUUID();
-    await api.launch(next, (watcher) =>
-      continueThread(store, graph, runId, body.input ?? {}, { runId: next, watch: watcher }),
+    await api.launch(next, (watcher, drain) =>
+      continueThread(store, graph, runId, body.input ?? {}, {
+        ...drain,
+        runId: next,
+        watch: watcher,
+      }),
     );
     return c.json({ runId: next, status: await statusOf(next) }, 202);
   });

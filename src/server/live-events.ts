@@ -1,4 +1,4 @@
-import type { StreamEvent } from '../runtime/stream.js';
+import type { StreamEvent } from '../runtime/watch/stream.js';
 
 /**
  * The ephemeral events (`delta`) of the runs this server drives, for the SSE clients of each:

@@ -1,15 +1,15 @@
 import type { Hono } from 'hono';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
-import { inspect } from '../runtime/inspect.js';
-import { rewind } from '../runtime/rewind.js';
-import type { StreamEvent } from '../runtime/stream.js';
-import { seqOfOffset, watch } from '../runtime/watch.js';
+import { rewind } from '../runtime/local/rewind.js';
+import { inspect } from '../runtime/ops/inspect.js';
+import { seqOfOffset, watch } from '../runtime/watch/watch.js';
 import type { ApiContext } from './api-context.js';
 import { bodyOf, paramOf, queryOf } from './request.js';
 import { route } from './route.js';
 import { routes } from './routes.js';
 import { mountRunsWatch } from './runs-watch.js';
+import { isoTime, wireEvent } from './wire-time.js';
 
 /**
  * The routes the web page (`waymark ui`) needs beyond the rest of the API, each usable on its
@@ -37,10 +37,14 @@ export function pageRoutes(app: Hono, api: ApiContext): void {
     const [, graph] = await api.runAndGraph(runId);
     const { after } = queryOf(c, routes.getRecorded.query);
     if (after !== undefined) seqOfOffset(after);
-    const events: StreamEvent[] = [];
+    const events: Record<string, unknown>[] = [];
     const options = { follow: false, ...(after !== undefined && { after }) };
-    for await (const event of watch(store, graph, runId, options)) events.push(event);
-    return c.json({ events, last: events.at(-1)?.offset ?? after ?? null });
+    let last: string | undefined;
+    for await (const event of watch(store, graph, runId, options)) {
+      events.push(wireEvent(event));
+      last = event.offset;
+    }
+    return c.json({ events, last: last ?? after ?? null });
   });
 
   route(app, routes.getQuarantine, async (c) => {
@@ -58,7 +62,7 @@ export function pageRoutes(app: Hono, api: ApiContext): void {
       effects: effects.map((e) => ({
         key: e.key,
         result: JSON.parse(e.result) as unknown,
-        at: e.at,
+        at: isoTime(e.at),
       })),
     });
   });

@@ -1,16 +1,17 @@
 import type { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { renderGraph } from '../graph/render.js';
-import { inspect } from '../runtime/inspect.js';
-import { threadLabel } from '../runtime/labels.js';
-import { history } from '../runtime/states.js';
-import { seqOfOffset, watch } from '../runtime/watch.js';
+import { inspect } from '../runtime/ops/inspect.js';
+import { threadLabel } from '../runtime/ops/labels.js';
+import { history } from '../runtime/ops/states.js';
+import { seqOfOffset, watch } from '../runtime/watch/watch.js';
 import type { ApiContext } from './api-context.js';
 import { cursorOf, positionOf } from './cursor.js';
 import { paramOf, queryOf, wholeIn } from './request.js';
 import { route } from './route.js';
 import { routes } from './routes.js';
 import { runJson } from './run-json.js';
+import { isoTime, timeOfQuery, wireEntry, wireEvent } from './wire-time.js';
 
 /** The routes that read: graphs, runs, a run's trace, history, steps, events and waits. */
 export function readRoutes(app: Hono, api: ApiContext): void {
@@ -34,8 +35,8 @@ export function readRoutes(app: Hono, api: ApiContext): void {
       ...(q.status !== undefined && { status: q.status }),
       ...(q.graph !== undefined && { graph: q.graph }),
       ...(q.thread !== undefined && { labels: { [threadLabel]: q.thread } }),
-      ...(q.since !== undefined && { since: Number(q.since) }),
-      ...(q.until !== undefined && { until: Number(q.until) }),
+      ...(q.since !== undefined && { since: timeOfQuery('since', q.since) }),
+      ...(q.until !== undefined && { until: timeOfQuery('until', q.until) }),
       ...(q.cursor !== undefined && { before: positionOf(q.cursor) }),
       limit: limit + 1,
     });
@@ -60,7 +61,8 @@ export function readRoutes(app: Hono, api: ApiContext): void {
 
   route(app, routes.getTrace, async (c) => {
     const [, graph] = await api.runAndGraph(paramOf(c, 'id'));
-    return c.json((await inspect(store, graph, paramOf(c, 'id'))).trace);
+    const { trace } = await inspect(store, graph, paramOf(c, 'id'));
+    return c.json({ entries: trace.entries.map(wireEntry), path: trace.path });
   });
 
   route(app, routes.getHistory, async (c) => {
@@ -73,7 +75,10 @@ export function readRoutes(app: Hono, api: ApiContext): void {
       }),
       limit: wholeIn(q.limit ?? '100', 'limit', 1, 1000),
     });
-    return c.json({ steps: page.steps, next: page.next ?? null });
+    return c.json({
+      steps: page.steps.map((s) => ({ ...s, at: isoTime(s.at) })),
+      next: page.next ?? null,
+    });
   });
 
   route(app, routes.getStep, async (c) => {
@@ -84,13 +89,18 @@ export function readRoutes(app: Hono, api: ApiContext): void {
       ...(seq > 0 && { after: seq - 1 }),
       limit: 1,
     });
-    return c.json(steps[0]);
+    const found = steps[0]!;
+    return c.json({ ...found, at: isoTime(found.at) });
   });
 
   route(app, routes.streamEvents, async (c) => {
     const runId = paramOf(c, 'id');
     const [, graph] = await api.runAndGraph(runId);
-    const after = c.req.header('last-event-id') ?? queryOf(c, routes.streamEvents.query).after;
+    const query = queryOf(c, routes.streamEvents.query);
+    const after = c.req.header('last-event-id') ?? query.after;
+    // A reader stops where the run stops (a client that reads, then answers the wait, is not
+    // left hanging on a stream that never ends); `until=end` follows across the waits.
+    const until = query.until ?? 'stop';
     // Refused before the stream opens, with its code; then the headers go out at once, even
     // when the next event is days away (a run that waits).
     if (after !== undefined) seqOfOffset(after);
@@ -105,13 +115,19 @@ export function readRoutes(app: Hono, api: ApiContext): void {
       // reconnects resumes after the last recorded event it saw, as a late one never sees them.
       const unsubscribe = api.live.subscribe(runId, (event) => {
         if (!stop.signal.aborted)
-          void sse.writeSSE({ event: event.type, data: JSON.stringify(event) }).catch(() => {});
+          void sse
+            .writeSSE({ event: event.type, data: JSON.stringify(wireEvent(event)) })
+            .catch(() => {});
       });
       try {
-        const options = { signal: stop.signal, ...(after !== undefined && { after }) };
+        const options = { signal: stop.signal, until, ...(after !== undefined && { after }) };
         for await (const event of watch(store, graph, runId, options)) {
           if (stop.signal.aborted) break;
-          await sse.writeSSE({ id: event.offset, event: event.type, data: JSON.stringify(event) });
+          await sse.writeSSE({
+            id: event.offset,
+            event: event.type,
+            data: JSON.stringify(wireEvent(event)),
+          });
         }
       } finally {
         unsubscribe();
@@ -131,10 +147,11 @@ export function readRoutes(app: Hono, api: ApiContext): void {
         node: w.node,
         activation: w.activation,
         request: JSON.parse(w.request) as unknown,
-        openedAt: w.openedAt,
+        openedAt: isoTime(w.openedAt),
         answer: w.answer === null ? null : (JSON.parse(w.answer) as unknown),
         answeredBy: w.answeredBy,
-        closedAt: w.closedAt ?? null,
+        answeredAt: w.answeredAt === null ? null : isoTime(w.answeredAt),
+        closedAt: w.closedAt ? isoTime(w.closedAt) : null,
       })),
     });
   });

@@ -82,7 +82,7 @@ export const routes = {
     method: 'get',
     path: '/runs/:id/events',
     summary:
-      "A run's events as Server-Sent Events (each `data` is one stream event); resumes after `Last-Event-ID`",
+      "A run's events as Server-Sent Events (each `data` is one stream event), to where the run stops (waits or ends; `until=end`: to its end); resumes after `Last-Event-ID`",
     query: s.eventsQuery,
     status: 200,
     response: 'event-stream',

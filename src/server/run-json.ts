@@ -1,6 +1,7 @@
 import type { RunRecord } from '../store/store.js';
+import { isoTime } from './wire-time.js';
 
-/** A run record as the API shows it. */
+/** A run record as the API shows it (its times in ISO 8601). */
 export function runJson(r: RunRecord) {
   return {
     runId: r.id,
@@ -8,8 +9,8 @@ export function runJson(r: RunRecord) {
     graphHash: r.graphHash,
     status: r.status,
     seq: r.seq,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
+    createdAt: isoTime(r.createdAt),
+    updatedAt: isoTime(r.updatedAt),
     labels: r.labels === null ? {} : (JSON.parse(r.labels) as Record<string, string>),
   };
 }

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { ownerIsDead } from '../runtime/identity.js';
+import { ownerIsDead } from '../runtime/engine/identity.js';
 import type { RunRecord, Store } from '../store/store.js';
 import type { ApiContext } from './api-context.js';
 import { route } from './route.js';

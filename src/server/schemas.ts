@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { streamEventTypes } from '../runtime/stream.js';
+import { streamEventTypes } from '../runtime/watch/stream.js';
 import { storedStatuses } from '../store/store.js';
 
 // What the API takes and gives. Requests are validated with these schemas, and the OpenAPI
@@ -12,12 +12,22 @@ const nonEmpty = (what: string) =>
 
 const jsonObject = z.record(z.string(), z.unknown());
 
+/** A point in time a query takes: ms since the epoch, or ISO 8601 (checked by the route). */
+const time = (what: string) =>
+  z
+    .string()
+    .regex(/^(\d+|\d{4}-\d{2}-\d{2}.*)$/, 'must be ms since the epoch or an ISO 8601 time')
+    .describe(`${what}: ISO 8601 (2026-12-03T08:00:00Z), or ms since the epoch`);
+
+/** A point in time the API gives: ISO 8601 in UTC, to the millisecond. */
+const at = (what: string) => z.iso.datetime().describe(`${what} (ISO 8601, UTC)`);
+
 export const listRunsQuery = z.strictObject({
   status: z.enum(storedStatuses).optional().describe('only runs with this status'),
   graph: z.string().optional().describe('only runs of this graph'),
   thread: z.string().optional().describe("only the runs of this thread (a conversation's turns)"),
-  since: digits('only runs created at or after this time, ms since the epoch').optional(),
-  until: digits('only runs created before this time, ms since the epoch').optional(),
+  since: time('only runs created at or after this time').optional(),
+  until: time('only runs created before this time').optional(),
   limit: digits('runs per page, 1 to 500 (default 50)').optional(),
   cursor: z.string().optional().describe('the "next" of the page before'),
 });
@@ -32,6 +42,12 @@ export const eventsQuery = z.strictObject({
     .string()
     .optional()
     .describe('events after this offset (the header Last-Event-ID wins over it)'),
+  until: z
+    .enum(['stop', 'end'])
+    .optional()
+    .describe(
+      'where the stream ends: "stop" (the default) once the run stops, waiting or ended; "end" once it ends, following it across its waits',
+    ),
 });
 
 export const waitsQuery = z.strictObject({
@@ -93,8 +109,8 @@ export const runSummary = z.object({
   graphHash: z.string(),
   status: z.enum(storedStatuses),
   seq: z.number().int(),
-  createdAt: z.number(),
-  updatedAt: z.number(),
+  createdAt: at('when it was created'),
+  updatedAt: at('when it last changed'),
   labels: z.record(z.string(), z.string()),
 });
 
@@ -135,7 +151,7 @@ export const traceResponse = z.object({
       activation: z.string(),
       parent: z.string().nullable(),
       attempt: z.number().int(),
-      startedAt: z.number(),
+      startedAt: at('when the attempt started'),
       durationMs: z.number(),
       status: z.enum(['succeeded', 'failed', 'cancelled']),
       retried: z.boolean(),
@@ -150,7 +166,7 @@ export const traceResponse = z.object({
 
 export const stepResponse = z.object({
   seq: z.number().int(),
-  at: z.number(),
+  at: at('when the step was committed'),
   event: z.string().describe('the event the step recorded ("created" for the input)'),
   activation: z.string().optional(),
   status: z.string().describe("the run's status after the step"),
@@ -169,10 +185,11 @@ export const waitList = z.object({
       node: z.string(),
       activation: z.string(),
       request: z.unknown().describe('what is asked: prompt, answer schema'),
-      openedAt: z.number(),
+      openedAt: at('when it opened'),
       answer: z.unknown(),
       answeredBy: z.string().nullable(),
-      closedAt: z.number().nullable(),
+      answeredAt: at('when it was answered').nullable(),
+      closedAt: at('when it closed').nullable(),
     }),
   ),
 });
@@ -196,7 +213,7 @@ export const effectList = z.object({
     z.object({
       key: z.string().describe('the idempotency key: runId/activation/name'),
       result: z.unknown().describe('what the effect returned, as recorded'),
-      at: z.number(),
+      at: at('when it was recorded'),
     }),
   ),
 });
@@ -212,7 +229,7 @@ export const streamEvent = z
     offset: z.string().describe('seq.i: resume after it (the SSE event id)'),
     runId: z.string(),
     seq: z.number().int(),
-    at: z.number(),
+    at: at('when its commit was made'),
     type: z.enum(streamEventTypes),
   })
   .loose()

@@ -17,7 +17,10 @@ export interface ServeOptions extends Omit<AppOptions, 'token'> {
 export interface Served {
   readonly url: string;
   readonly token: string;
-  /** Stops taking requests, and waits for the runs it drives to stop. */
+  /**
+   * Stops taking requests, and gives back the runs it drives: their running nodes may finish
+   * within `drainGraceMs`, then each run is left resumable with its lease released.
+   */
   close(): Promise<void>;
 }
 

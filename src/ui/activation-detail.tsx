@@ -4,6 +4,7 @@ import { duration, json, when } from './format.js';
 import type { ActivationView } from './run-model.js';
 import { activationLabel } from './run-model.js';
 import { type Change, diffStates } from './state-diff.js';
+import { ToolCalls } from './tool-calls.js';
 import type { EffectEntry, HistoryStep, NodeDef, QuarantineEntry } from './types.js';
 
 /** The state after a step (0: the input), read from the API once per step shown. */
@@ -176,6 +177,7 @@ export function ActivationDetail(props: {
           </p>
         )
       )}
+      <ToolCalls emitted={a.emitted} />
       {a.emitted.length > 0 && (
         <>
           <h3>Emitted</h3>

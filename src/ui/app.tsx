@@ -3,7 +3,7 @@ import { setToken, tokenRefused } from './api.js';
 import { href, useRoute } from './route.js';
 import { RunView } from './run-view.js';
 import { RunsView } from './runs-view.js';
-import { forgetToken, keepToken, takeToken } from './token.js';
+import { forgetToken, keepToken, takeToken, takeTokenFromUrl } from './token.js';
 import { WaitsView } from './waits-view.js';
 
 const initial = takeToken();
@@ -20,8 +20,21 @@ export function App() {
       setRefused(true);
       setGiven(undefined);
     };
+    // The printed URL opened in a tab already on the page: only the fragment changes, and the
+    // page takes the token it brings, without a reload.
+    const onHash = () => {
+      const brought = takeTokenFromUrl();
+      if (brought === undefined) return;
+      setToken(brought);
+      setRefused(false);
+      setGiven(brought);
+    };
     window.addEventListener(tokenRefused, on);
-    return () => window.removeEventListener(tokenRefused, on);
+    window.addEventListener('hashchange', onHash);
+    return () => {
+      window.removeEventListener(tokenRefused, on);
+      window.removeEventListener('hashchange', onHash);
+    };
   }, []);
   if (token === undefined)
     return (

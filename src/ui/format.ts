@@ -5,11 +5,19 @@ export function duration(ms: number | undefined): string {
   if (ms < 1) return '<1 ms';
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} min ${Math.floor((ms % 60_000) / 1000)} s`;
+  if (ms < 86_400_000)
+    return `${Math.floor(ms / 3_600_000)} h ${Math.floor((ms % 3_600_000) / 60_000)} min`;
+  return `${Math.floor(ms / 86_400_000)} d ${Math.floor((ms % 86_400_000) / 3_600_000)} h`;
 }
 
-export function when(at: number): string {
-  const d = new Date(at);
+/** A point in time the API gave (ISO 8601), in ms since the epoch. */
+export function msOf(at: string | number): number {
+  return typeof at === 'number' ? at : Date.parse(at);
+}
+
+export function when(at: string | number): string {
+  const d = new Date(msOf(at));
   const today = new Date();
   const time = d.toLocaleTimeString(undefined, { hour12: false });
   return d.toDateString() === today.toDateString()
@@ -17,8 +25,8 @@ export function when(at: number): string {
     : `${d.toISOString().slice(0, 10)} ${time}`;
 }
 
-export function ago(at: number, now = Date.now()): string {
-  const s = Math.max(0, Math.round((now - at) / 1000));
+export function ago(at: string | number, now = Date.now()): string {
+  const s = Math.max(0, Math.round((now - msOf(at)) / 1000));
   if (s < 60) return `${s}s ago`;
   if (s < 3600) return `${Math.floor(s / 60)}m ago`;
   if (s < 86_400) return `${Math.floor(s / 3600)}h ago`;

@@ -9,9 +9,11 @@ import {
   type NodeProps,
   Position,
   ReactFlow,
+  type ReactFlowInstance,
 } from '@xyflow/react';
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { layoutGraph, type PlacedEdge } from './graph-layout.js';
+import { firstViewport } from './graph-viewport.js';
 import { edgeKey, type PathOverlay } from './path-overlay.js';
 import { expandSubgraphs } from './subgraphs.js';
 import type { GraphDef } from './types.js';
@@ -182,15 +184,25 @@ export function GraphView(props: {
     });
   }, [builtKey]);
 
+  // The first view: the whole graph if it fits at a legible zoom, else its top at that zoom.
+  // Set once per graph, so a run that moves on does not undo the reader's panning.
+  const box = useRef<HTMLDivElement>(null);
+  const [flow, setFlow] = useState<ReactFlowInstance>();
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once per graph, not per step of the run
+  useEffect(() => {
+    const el = box.current;
+    if (flow === undefined || el === null) return;
+    void flow.setViewport(firstViewport(layout.nodes, el.clientWidth, el.clientHeight));
+  }, [flow, def]);
+
   return (
-    <div className="graph" data-testid="graph">
+    <div className="graph" data-testid="graph" ref={box}>
       <ReactFlow
         nodes={nodes}
         onNodesChange={(changes) => setNodes((ns) => applyNodeChanges(changes, ns))}
         edges={edges}
         nodeTypes={nodeTypes}
-        fitView
-        fitViewOptions={{ padding: 0.08, maxZoom: 1.25 }}
+        onInit={setFlow}
         minZoom={0.2}
         nodesDraggable={false}
         nodesConnectable={false}

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import { splitToken } from './token.js';
 
 /** Where the page is: the part of the fragment after `#`, as a path and its query. */
 export interface Route {
@@ -7,7 +8,8 @@ export interface Route {
 }
 
 function current(): Route {
-  const raw = location.hash.replace(/^#/, '') || '/runs';
+  // A token in the fragment is not part of the route (the page takes it off the address bar).
+  const raw = splitToken(location.hash).route.replace(/^#/, '') || '/runs';
   const [path = '/runs', q = ''] = raw.split('?');
   return { path, params: new URLSearchParams(q) };
 }

@@ -1,3 +1,4 @@
+import { msOf } from './format.js';
 import type { ErrorValue, StreamEvent, TraceEntry, Usage } from './types.js';
 
 /** One attempt of an activation, from the trace (timing, usage, error) and the stream (backoff). */
@@ -73,7 +74,7 @@ export function applyEvent(model: RunModel, e: StreamEvent): void {
       }
       a.status = 'scheduled';
       const attempt: AttemptView = { attempt: e.attempt ?? 1, status: 'scheduled' };
-      if (e.notBefore !== undefined) attempt.notBefore = e.notBefore;
+      if (e.notBefore !== undefined) attempt.notBefore = msOf(e.notBefore);
       attemptOf(a, attempt.attempt, attempt);
       return;
     }
@@ -164,7 +165,7 @@ export function applyTrace(model: RunModel, entries: readonly TraceEntry[]): voi
     const a = model.byId.get(t.activation);
     if (a === undefined) continue;
     const at = attemptOf(a, t.attempt);
-    at.startedAt = t.startedAt;
+    at.startedAt = msOf(t.startedAt);
     at.durationMs = t.durationMs;
     at.status = t.status;
     if (t.error !== undefined) at.error = t.error;

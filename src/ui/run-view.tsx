@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { ActivationDetail } from './activation-detail.js';
 import { ApiError, get, runPath } from './api.js';
-import { duration, when } from './format.js';
+import { duration, msOf, when } from './format.js';
 import { GraphView } from './graph-view.js';
 import { overlayOf } from './path-overlay.js';
 import { RunActions } from './run-actions.js';
@@ -127,8 +127,9 @@ export function RunView({ runId, graph }: { runId: string; graph?: string | unde
           setEnded(true);
           return;
         }
+        // Followed across its waits (`until=end`): an answer given anywhere moves the page on.
         await follow(
-          `${runPath(runId)}/events${last === null ? '' : `?after=${encodeURIComponent(last)}`}`,
+          `${runPath(runId)}/events?until=end${last === null ? '' : `&after=${encodeURIComponent(last)}`}`,
           (m) => {
             const event = JSON.parse(m.data) as StreamEvent;
             applyEvent(model.current, event);
@@ -187,7 +188,7 @@ export function RunView({ runId, graph }: { runId: string; graph?: string | unde
             {detail !== undefined && ` · started ${when(detail.run.createdAt)}`}
             {started !== undefined &&
               detail !== undefined &&
-              ` · ${duration(detail.run.updatedAt - started)}`}
+              ` · ${duration(msOf(detail.run.updatedAt) - started)}`}
             {` · ${activations.length} activations`}
           </p>
         </div>

@@ -1,3 +1,4 @@
+import { useId } from 'react';
 import { type FormField, type FormValue, initialValue } from './schema-form-model.js';
 
 /** The inputs of one field of a form made from a JSON Schema (see `formOf`). */
@@ -6,6 +7,8 @@ export function FieldInput(props: {
   value: FormValue;
   onChange: (value: FormValue) => void;
   name: string;
+  /** Whether the answer must have it (default true): an optional choice may be left as none. */
+  required?: boolean;
 }) {
   const { field, value, onChange, name } = props;
   switch (field.kind) {
@@ -35,17 +38,7 @@ export function FieldInput(props: {
         />
       );
     case 'boolean':
-      return (
-        <label className="check">
-          <input
-            aria-label={name}
-            type="checkbox"
-            checked={value === true}
-            onChange={(e) => onChange(e.target.checked)}
-          />
-          {value === true ? 'yes' : 'no'}
-        </label>
-      );
+      return <YesNo name={name} value={value} onChange={onChange} />;
     case 'enum':
       return (
         <select
@@ -53,6 +46,10 @@ export function FieldInput(props: {
           value={value as string}
           onChange={(e) => onChange(e.target.value)}
         >
+          {/* Nothing is chosen until someone chooses: the first option is not an answer. */}
+          <option value="" disabled={props.required !== false}>
+            {props.required === false ? '(none)' : 'choose…'}
+          </option>
           {field.options.map((o) => (
             <option key={JSON.stringify(o)} value={JSON.stringify(o)}>
               {typeof o === 'string' ? o : JSON.stringify(o)}
@@ -97,8 +94,9 @@ export function FieldInput(props: {
               <FieldInput
                 name={f.name}
                 field={f.field}
-                value={v[f.name] ?? initialValue(f.field)}
+                value={v[f.name] ?? initialValue(f.field, f.default)}
                 onChange={(x) => onChange({ ...v, [f.name]: x })}
+                required={f.required}
               />
             </div>
           ))}
@@ -117,4 +115,27 @@ export function FieldInput(props: {
         />
       );
   }
+}
+
+/**
+ * A yes-no question as two radio buttons, neither chosen at first: an untouched form does not
+ * say "no" by itself (a checkbox left alone would).
+ */
+function YesNo(props: { name: string; value: FormValue; onChange: (value: FormValue) => void }) {
+  const group = useId();
+  return (
+    <div className="yes-no" role="radiogroup" aria-label={props.name}>
+      {([true, false] as const).map((choice) => (
+        <label key={String(choice)} className={props.value === choice ? 'chosen' : ''}>
+          <input
+            type="radio"
+            name={group}
+            checked={props.value === choice}
+            onChange={() => props.onChange(choice)}
+          />
+          {choice ? 'yes' : 'no'}
+        </label>
+      ))}
+    </div>
+  );
 }

@@ -1,23 +1,36 @@
 import { useMemo, useRef, useState } from 'react';
 import { duration } from './format.js';
 import { type ActivationView, activationLabel, backoffOf, usageOf } from './run-model.js';
+import { type TimeScale, timeScale } from './time-scale.js';
 
 const rowHeight = 28;
 const viewHeight = 336;
 /** Rows drawn beyond the visible ones, so a fast scroll shows no blank rows. */
 const overscan = 8;
 
-/** The run's span of time, for placing each activation's bar. */
-function spanOf(activations: readonly ActivationView[]): [number, number] {
-  let start = Number.POSITIVE_INFINITY;
-  let end = 0;
+/** The time axis of the run's attempts, with its long idle spans (waits) drawn short. */
+function scaleOf(activations: readonly ActivationView[]): TimeScale {
+  const intervals: [number, number][] = [];
   for (const a of activations)
-    for (const at of a.attempts) {
-      if (at.startedAt === undefined) continue;
-      start = Math.min(start, at.startedAt);
-      end = Math.max(end, at.startedAt + (at.durationMs ?? 0));
-    }
-  return start === Number.POSITIVE_INFINITY ? [0, 1] : [start, Math.max(end, start + 1)];
+    for (const at of a.attempts)
+      if (at.startedAt !== undefined)
+        intervals.push([at.startedAt, at.startedAt + (at.durationMs ?? 0)]);
+  return timeScale(intervals);
+}
+
+/** The breaks of the axis, drawn across a row (or the header, with how long each was). */
+function Breaks({ scale, labelled }: { scale: TimeScale; labelled?: boolean }) {
+  return scale.breaks.map((b) => (
+    <span
+      key={b.left}
+      className="tbreak"
+      style={{ left: `${b.left.toFixed(3)}%`, width: `${b.width}%` }}
+      title={`nothing ran for ${duration(b.ms)} (drawn short)`}
+      data-ms={b.ms}
+    >
+      {labelled && <span className="tbreak-label">{duration(b.ms)}</span>}
+    </span>
+  ));
 }
 
 /**
@@ -35,8 +48,7 @@ export function Timeline(props: {
   const [top, setTop] = useState(0);
   const box = useRef<HTMLDivElement>(null);
   // biome-ignore lint/correctness/useExhaustiveDependencies: the activations change in place; version says when
-  const [start, end] = useMemo(() => spanOf(activations), [activations, props.version]);
-  const span = end - start;
+  const scale = useMemo(() => scaleOf(activations), [activations, props.version]);
   const first = Math.max(0, Math.floor(top / rowHeight) - overscan);
   const last = Math.min(activations.length, Math.ceil((top + viewHeight) / rowHeight) + overscan);
   const rows = [];
@@ -58,20 +70,24 @@ export function Timeline(props: {
           {activationLabel(a)}
         </span>
         <span className="tbar">
-          {a.attempts.map((at) =>
-            at.startedAt === undefined ? null : (
+          <Breaks scale={scale} />
+          {a.attempts.map((at) => {
+            if (at.startedAt === undefined) return null;
+            const left = scale.at(at.startedAt);
+            const width = scale.at(at.startedAt + (at.durationMs ?? 0)) - left;
+            return (
               <span
                 key={at.attempt}
                 className={`bar ${at.status}`}
                 title={`attempt ${at.attempt}: ${at.status}, ${duration(at.durationMs)}`}
                 style={{
                   // The last bars of a run start at its end: kept in the track by their width.
-                  left: `min(${(((at.startedAt - start) / span) * 100).toFixed(3)}%, 100% - 2px)`,
-                  width: `max(2px, ${(((at.durationMs ?? 0) / span) * 100).toFixed(3)}%)`,
+                  left: `min(${left.toFixed(3)}%, 100% - 2px)`,
+                  width: `max(2px, ${width.toFixed(3)}%)`,
                 }}
               />
-            ),
-          )}
+            );
+          })}
         </span>
         <span className="tnum">{duration(total)}</span>
         <span className="tnum">{a.attempts.length > 1 ? `${a.attempts.length} tries` : ''}</span>
@@ -85,7 +101,14 @@ export function Timeline(props: {
     <div className="timeline">
       <div className="thead">
         <span className="tname">activation ({activations.length})</span>
-        <span className="tbar">time: {duration(span)}</span>
+        <span className="tbar" data-testid="time-axis">
+          <Breaks scale={scale} labelled />
+          <span className="tbar-title">
+            time: {duration(scale.spanMs)}
+            {scale.breaks.length > 0 &&
+              ` · ${scale.breaks.length === 1 ? 'a wait' : `${scale.breaks.length} waits`} drawn short`}
+          </span>
+        </span>
         <span className="tnum">took</span>
         <span className="tnum">attempts</span>
         <span className="tnum">backoff</span>

@@ -1,5 +1,9 @@
 // The API's answers as the page reads them (docs/server.md): the wire format, JSON only. The page
 // imports nothing from the rest of src/ (it runs in a browser), so these mirror the server's.
+// Points in time are ISO 8601 strings (`Iso`), as the API writes them; `msOf` reads one.
+
+/** A point in time as the API writes it: ISO 8601 in UTC. */
+export type Iso = string;
 
 export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled' | 'timed_out';
 
@@ -18,8 +22,8 @@ export interface RunSummary {
   readonly graphHash: string;
   readonly status: RunStatus;
   readonly seq: number;
-  readonly createdAt: number;
-  readonly updatedAt: number;
+  readonly createdAt: Iso;
+  readonly updatedAt: Iso;
   readonly labels: Readonly<Record<string, string>>;
 }
 
@@ -58,7 +62,7 @@ export interface TraceEntry {
   readonly activation: string;
   readonly parent: string | null;
   readonly attempt: number;
-  readonly startedAt: number;
+  readonly startedAt: Iso;
   readonly durationMs: number;
   readonly status: 'succeeded' | 'failed' | 'cancelled';
   readonly retried: boolean;
@@ -127,7 +131,7 @@ export interface GraphInfo {
 export interface EffectEntry {
   readonly key: string;
   readonly result: unknown;
-  readonly at: number;
+  readonly at: Iso;
 }
 
 /** One event of a run's stream (`GET /runs/:id/events`); fields beyond these depend on `type`. */
@@ -135,7 +139,7 @@ export interface StreamEvent {
   readonly offset: string;
   readonly runId: string;
   readonly seq: number;
-  readonly at: number;
+  readonly at: Iso;
   readonly type: string;
   readonly activation?: string;
   readonly activations?: readonly string[];
@@ -143,7 +147,7 @@ export interface StreamEvent {
   readonly attempt?: number;
   readonly parent?: string | null;
   readonly branch?: { readonly fanOut: string; readonly index: number };
-  readonly notBefore?: number;
+  readonly notBefore?: Iso;
   readonly update?: unknown;
   readonly reused?: true;
   readonly error?: ErrorValue;
@@ -166,15 +170,16 @@ export interface Wait {
   readonly node: string;
   readonly activation: string;
   readonly request: WaitRequest;
-  readonly openedAt: number;
+  readonly openedAt: Iso;
   readonly answer: unknown;
   readonly answeredBy: string | null;
-  readonly closedAt: number | null;
+  readonly answeredAt: Iso | null;
+  readonly closedAt: Iso | null;
 }
 
 export interface HistoryStep {
   readonly seq: number;
-  readonly at: number;
+  readonly at: Iso;
   readonly event: string;
   readonly activation?: string;
   readonly status: RunStatus;

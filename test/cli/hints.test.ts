@@ -138,6 +138,12 @@ await store.close();
     fill: () => ({ '<graph-file>': review }),
   },
   {
+    code: 'BOUND_OVER_BUDGET',
+    situation: "a budget below what the graph's worst case can spend",
+    make: (box) => box.waymark(['run', fixture('metered.ts'), '--budget', '1tokens']),
+    noCommand: true,
+  },
+  {
     code: 'GRAPH_FILE_INVALID',
     situation: 'the graph file the run recorded was moved',
     make: async (box) => {
@@ -401,6 +407,8 @@ const notWalked: Readonly<Record<string, string>> = {
   LEASE_LOST:
     'needs a run taken over from a process that is alive and mid-step: test/runtime/ownership.test.ts pins it',
   STORE_LIMIT: 'needs a run of 4,294,967,295 events',
+  RUN_DRAINED:
+    'never printed as an error: Ctrl-C gives the run back and says how to resume it (test/cli/follow.test.ts pins those lines)',
   STATE_VERSION_UNKNOWN: 'its hint names no command: it says to declare a migration',
   MIGRATION_FAILED: 'its hint names no command: it says to fix the declared migration',
   INTERNAL: 'a bug: nothing a test can do makes it happen (src/cli/exit.test.ts pins its output)',

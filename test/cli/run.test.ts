@@ -148,6 +148,17 @@ describe.concurrent('waymark run', { timeout: testTimeoutMs }, () => {
     expect(jsonLines(ls)).toEqual([{ type: 'runs', db: box.db, runs: [] }]);
   });
 
+  it('refuses a misspelled --input field (INPUT_INVALID, did you mean), never dropping it', async () => {
+    const box = sandbox();
+    const out = await box.waymark(['run', review, '--input', '{"title":"T","nots":["n"]}']);
+    expectError(out, 'INPUT_INVALID', { lines: 'any' });
+    expect(out.errLines[0]).toContain(
+      'sets "nots" (did you mean "notes"?), which is not a state field',
+    );
+    const ls = await box.waymark(['--json', 'ls']);
+    expect(jsonLines(ls)).toEqual([{ type: 'runs', db: box.db, runs: [] }]);
+  });
+
   it('refuses input that is not JSON (USAGE_INVALID, exit 2)', async () => {
     const out = await sandbox().waymark(['run', review, '--input', '{title:']);
     expectError(out, 'USAGE_INVALID');

@@ -258,7 +258,7 @@ describe('the HTTP API', () => {
     await api('/runs', { json: { graph: 'api-review', input: { title: 'W' }, runId: 'w1' } });
     const seen = await events('w1', isRun('waiting'));
     const controller = new AbortController();
-    const res = await api('/runs/w1/events', {
+    const res = await api('/runs/w1/events?until=end', {
       headers: { 'last-event-id': seen.at(-1)!.id },
       signal: controller.signal,
     });
@@ -267,5 +267,35 @@ describe('the HTTP API', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     controller.abort();
     await res.body?.cancel().catch(() => {});
+  });
+  it('ends the stream of a waiting run at its wait, as `curl -N` would see it; `until=end` holds on across the answer', async () => {
+    await api('/runs', { json: { graph: 'api-review', input: { title: 'W' }, runId: 'w2' } });
+    // Read to the end of the response, nothing to stop it: the server closes it at the wait.
+    const stopped = await events('w2', () => false);
+    expect(stopped.map((m) => m.event)).toContain('wait.opened');
+    expect(stopped.filter((m) => m.event === 'run').at(-1)!.data.status).toBe('waiting');
+    // Again from the wait: nothing new, and it ends at once.
+    const again = await events('w2', () => false, { 'last-event-id': stopped.at(-1)!.id });
+    expect(again).toEqual([]);
+
+    const res = await api('/runs/w2/events?until=end');
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!text.includes('event: wait.opened')) text += (await reader.read()).value ?? '';
+    // Still open past the wait: the answer moves the run on, and the stream with it.
+    await api(`/runs/w2/waits/${encodeURIComponent('w2/review:1')}/answer`, {
+      json: { answer: { approved: true } },
+    });
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    expect(text).toContain('event: wait.answered');
+    expect(text.trimEnd().split('\n\n').at(-1)).toMatch(/"type":"run","status":"succeeded"/);
+
+    const bad = await api('/runs/w2/events?until=later');
+    expect(bad.status).toBe(400);
+    expect((await read(bad)).error.code).toBe('USAGE_INVALID');
   });
 });

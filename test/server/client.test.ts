@@ -23,6 +23,27 @@ const approval = graph('client-approval', {
   .entry('ask')
   .compile();
 
+/** An answer with a default and a refinement, which its JSON Schema cannot say. */
+const noted = graph('client-noted', {
+  state: z.object({ approved: z.boolean().default(false), note: z.string().default('') }),
+})
+  .node(
+    'ask',
+    person({
+      prompt: 'Ship it?',
+      answer: z.object({
+        approved: z.boolean(),
+        note: z
+          .string()
+          .refine((n) => n.length >= 3, 'say a little more')
+          .default('none given'),
+      }),
+    }),
+    { terminal: true },
+  )
+  .entry('ask')
+  .compile();
+
 let dir: string;
 let store: SqliteStore;
 let served: Served;
@@ -31,7 +52,7 @@ let api: WaymarkClient;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'waymark-client-'));
   store = new SqliteStore({ path: join(dir, 'runs.db') });
-  served = await serve({ store, graphs: [approval], token: 't' });
+  served = await serve({ store, graphs: [approval, noted], token: 't' });
   api = new WaymarkClient({ url: served.url, token: 't', reconnectMs: 10 });
 });
 afterAll(async () => {
@@ -50,11 +71,11 @@ async function collect(it: AsyncIterable<StreamEvent>, until?: (e: StreamEvent) 
 }
 
 describe('waymark/client', () => {
-  it('starts a run, answers its wait and follows its stream to its end', async () => {
+  it('starts a run, answers its wait and follows its stream across it to its end', async () => {
     expect(await api.start('client-approval', { title: 'v1' }, { runId: 'r1' })).toMatchObject({
       runId: 'r1',
     });
-    const following = collect(api.events('r1'));
+    const following = collect(api.events('r1', { until: 'end' }));
     const { waits } = await api.waits('r1', { open: true });
     expect(waits.map((w) => w.requestId)).toEqual(['r1/ask:1']);
     await api.answer('r1', 'r1/ask:1', { approved: true }, 'ana');
@@ -66,6 +87,24 @@ describe('waymark/client', () => {
     ]);
   });
 
+  it('reading a run that waits stops at its wait; answered, reading on after the last offset reaches its end', async () => {
+    await api.start('client-approval', { title: 'v3' }, { runId: 'r3' });
+    // Nothing is there to break the loop: the iteration itself ends where the run stops.
+    const first = await collect(api.events('r3'));
+    expect(first.filter((e) => e.type === 'run').at(-1)).toMatchObject({ status: 'waiting' });
+    expect(first.at(-1)).toMatchObject({ type: 'wait.opened', requestId: 'r3/ask:1' });
+    const last = first.at(-1)!.offset;
+    // Read again at the wait, it ends there again, at once, with nothing new.
+    expect(await collect(api.events('r3', { after: last }))).toEqual([]);
+
+    await api.answer('r3', 'r3/ask:1', { approved: true }, 'ana');
+    const rest = await collect(api.events('r3', { after: last }));
+    expect(rest[0]).toMatchObject({ type: 'wait.answered' });
+    expect(rest.at(-1)).toMatchObject({ type: 'run', status: 'succeeded' });
+    // The two reads are the whole stream, each event once.
+    expect([...first, ...rest]).toEqual(await collect(api.events('r3', { until: 'end' })));
+  });
+
   it('a stream that breaks is opened again after the last event it saw: every event once', async () => {
     await api.start('client-approval', { title: 'v2' }, { runId: 'r2' });
     // A fetch that breaks the first stream after its first chunk, the way a dropped connection does.
@@ -73,8 +112,9 @@ describe('waymark/client', () => {
     let streams = 0;
     const flaky: typeof fetch = async (input, init) => {
       const res = await fetch(input, init);
-      if (String(input).endsWith('/events')) streams++;
-      if (broken || !String(input).endsWith('/events')) return res;
+      const stream = String(input).includes('/events');
+      if (stream) streams++;
+      if (broken || !stream) return res;
       broken = true;
       let sent = 0;
       const body = res.body!.pipeThrough(
@@ -93,13 +133,13 @@ describe('waymark/client', () => {
       fetch: flaky,
       reconnectMs: 10,
     });
-    const following = collect(client.events('r2'));
+    const following = collect(client.events('r2', { until: 'end' }));
     await new Promise((resolve) => setTimeout(resolve, 50));
     await api.answer('r2', 'r2/ask:1', { approved: false });
     const events = await following;
     expect(broken).toBe(true);
     expect(streams).toBe(2);
-    const whole = await collect(api.events('r2'));
+    const whole = await collect(api.events('r2', { until: 'end' }));
     expect(events).toEqual(whole);
   });
 
@@ -115,5 +155,28 @@ describe('waymark/client', () => {
     );
     expect(await code(collect(api.events('r1', { after: 'soon' })))).toBe('OPTIONS_INVALID');
     expect(await code(api.cancel('r1'))).toBe('RUN_NOT_CANCELLABLE');
+  });
+
+  it("an answer is checked against the node's own schema, as `waymark answer` checks it: its refinements hold, its defaults fill what it leaves out", async () => {
+    await api.start('client-noted', {}, { runId: 'n1' });
+    const refused = await api.answer('n1', 'n1/ask:1', { approved: true, note: 'ok' }).then(
+      () => undefined,
+      (e: unknown) => e as Error & { code: string },
+    );
+    expect(refused?.code).toBe('ANSWER_INVALID');
+    expect(refused?.message).toContain('say a little more');
+    await api.answer('n1', 'n1/ask:1', { approved: true });
+    await collect(api.events('n1', { until: 'end' }));
+    expect((await api.getRun('n1')).state).toEqual({ approved: true, note: 'none given' });
+  });
+
+  it('a refusal names its code once in its message, as the server said it', async () => {
+    const second = await api.answer('r1', 'r1/ask:1', { approved: true }).then(
+      () => undefined,
+      (e: unknown) => e as Error & { code: string },
+    );
+    expect(second?.code).toBe('WAIT_ALREADY_ANSWERED');
+    expect(second?.message).toMatch(/^WAIT_ALREADY_ANSWERED: wait "r1\/ask:1" was answered by/);
+    expect(second?.message.split('WAIT_ALREADY_ANSWERED')).toHaveLength(2);
   });
 });

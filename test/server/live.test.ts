@@ -57,7 +57,8 @@ it('streams a model node’s deltas to the SSE clients of the run it drives, wit
   });
   for (let i = 0; i < 100 && (await store.getRun('l1'))?.status !== 'waiting'; i++)
     await new Promise((resolve) => setTimeout(resolve, 10));
-  const res = await fetch(`${served.url}/runs/l1/events`, { headers });
+  // Followed across the wait (`until=end`): the deltas come after it is answered.
+  const res = await fetch(`${served.url}/runs/l1/events?until=end`, { headers });
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   await fetch(`${served.url}/runs/l1/waits/${encodeURIComponent('l1/ask:1')}/answer`, {
     method: 'POST',

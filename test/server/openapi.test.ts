@@ -89,8 +89,10 @@ describe('the OpenAPI document', () => {
     expect(status.schema.enum).toContain('waiting');
     const events = doc.paths['/runs/{id}/events'].get;
     expect(events.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(
-      ['path:id', 'query:after', 'header:Last-Event-ID'],
+      ['path:id', 'query:after', 'query:until', 'header:Last-Event-ID'],
     );
+    const until = events.parameters.find((p: { name: string }) => p.name === 'until');
+    expect(until.schema.enum).toEqual(['stop', 'end']);
     expect(Object.keys(events.responses['200'].content)).toEqual(['text/event-stream']);
   });
 });
@@ -178,16 +180,23 @@ describe('pages of runs', () => {
     });
   });
 
-  it('filter by creation time', async () => {
+  it('filter by creation time, given in ms since the epoch or in ISO 8601', async () => {
     const runs = await store.listRuns();
     const p3 = runs.find((r) => r.id === 'p3')!;
-    const since = await api(`/runs?since=${p3.createdAt}&graph=openapi-approval`);
-    expect(since.body.runs.every((r: { createdAt: number }) => r.createdAt >= p3.createdAt)).toBe(
-      true,
-    );
-    expect(since.body.runs.map((r: { runId: string }) => r.runId)).toContain('p3');
-    const until = await api(`/runs?until=${p3.createdAt}`);
-    expect(until.body.runs.map((r: { runId: string }) => r.runId)).not.toContain('p3');
+    const iso = new Date(p3.createdAt).toISOString();
+    for (const at of [String(p3.createdAt), iso]) {
+      const since = await api(`/runs?since=${at}&graph=openapi-approval`);
+      expect(
+        since.body.runs.every(
+          (r: { createdAt: string }) => Date.parse(r.createdAt) >= p3.createdAt,
+        ),
+      ).toBe(true);
+      expect(since.body.runs.map((r: { runId: string }) => r.runId)).toContain('p3');
+      const until = await api(`/runs?until=${at}`);
+      expect(until.body.runs.map((r: { runId: string }) => r.runId)).not.toContain('p3');
+    }
+    const bad = await api('/runs?since=yesterday');
+    expect(bad).toMatchObject({ status: 400, body: { error: { code: 'USAGE_INVALID' } } });
   });
 });
 

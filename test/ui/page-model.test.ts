@@ -1,10 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { groupsOf, layoutGraph } from '../../src/ui/graph-layout.js';
+import { firstViewport, legibleZoom } from '../../src/ui/graph-viewport.js';
 import { overlayOf } from '../../src/ui/path-overlay.js';
 import { applyEvent, applyTrace, backoffOf, emptyModel } from '../../src/ui/run-model.js';
-import { answerOf, formOf, initialValue } from '../../src/ui/schema-form-model.js';
+import {
+  answerOf,
+  formOf,
+  initialValue,
+  missingChoices,
+  rejects,
+} from '../../src/ui/schema-form-model.js';
 import { diffStates } from '../../src/ui/state-diff.js';
 import { expandSubgraphs } from '../../src/ui/subgraphs.js';
+import { timeScale } from '../../src/ui/time-scale.js';
 import type { GraphDef, StreamEvent } from '../../src/ui/types.js';
 
 // The page's logic without a browser: the form a wait's schema makes, the diff of two states,
@@ -15,7 +23,7 @@ const ev = (type: string, fields: Partial<StreamEvent> = {}): StreamEvent => ({
   offset: `${++seq}.0`,
   runId: 'r',
   seq,
-  at: 0,
+  at: new Date(0).toISOString(),
   type,
   ...fields,
 });
@@ -65,13 +73,53 @@ describe('a form made from a JSON Schema', () => {
       tags: ['a', ''],
       by: { team: 'docs' },
     });
+    // `mood` is optional and nobody chose one: left out, not its first option.
     expect(answer).toEqual({
       approved: true,
       stars: 4,
-      mood: 'glad',
       tags: ['a'],
       by: { team: 'docs' },
     });
+  });
+
+  it('chooses nothing for a person: an untouched yes-no question or choice is missing, not "no"', () => {
+    const gate = formOf({
+      type: 'object',
+      properties: {
+        approved: { type: 'boolean' },
+        level: { type: 'string', enum: ['low', 'high'] },
+        note: { type: 'string', default: '' },
+        urgent: { type: 'boolean', default: false },
+      },
+      required: ['approved', 'level', 'note', 'urgent'],
+    });
+    const untouched = initialValue(gate) as Record<string, unknown>;
+    expect(untouched).toEqual({ approved: '', level: '', note: '', urgent: false });
+    expect(missingChoices(gate, untouched as never)).toEqual(['approved', 'level']);
+    // An empty optional text is left out: the schema's default fills it.
+    expect(answerOf(gate, untouched as never)).toEqual({ urgent: false });
+    const chosen = { ...untouched, approved: false, level: '"high"' };
+    expect(missingChoices(gate, chosen as never)).toEqual([]);
+    expect(answerOf(gate, chosen as never)).toEqual({
+      approved: false,
+      level: 'high',
+      urgent: false,
+    });
+    expect(missingChoices(formOf({ type: 'boolean' }), '')).toEqual(['answer']);
+  });
+
+  it('knows a rejection as `waymark reject` does: false, or approved: false', () => {
+    const gate = formOf({
+      type: 'object',
+      properties: { approved: { type: 'boolean' }, note: { type: 'string' } },
+      required: ['approved'],
+    });
+    expect(rejects(gate, { approved: false, note: 'no' })).toBe(true);
+    expect(rejects(gate, { approved: true })).toBe(false);
+    expect(rejects(formOf({ type: 'boolean' }), false)).toBe(true);
+    expect(rejects(formOf({ type: 'boolean' }), true)).toBe(false);
+    const other = formOf({ type: 'object', properties: { urgent: { type: 'boolean' } } });
+    expect(rejects(other, { urgent: false })).toBe(false);
   });
 
   it('reads a nullable field as its type, and a union of constants as an enum', () => {
@@ -120,7 +168,12 @@ describe('the path drawn from the events of a run', () => {
     applyEvent(m, ev('activation.failed', { activation: 'b:1', attempt: 1, retrying: true }));
     applyEvent(
       m,
-      ev('activation.scheduled', { activation: 'b:1', node: 'b', attempt: 2, notBefore: 500 }),
+      ev('activation.scheduled', {
+        activation: 'b:1',
+        node: 'b',
+        attempt: 2,
+        notBefore: new Date(500).toISOString(),
+      }),
     );
     applyEvent(m, ev('activation.completed', { activation: 'b:1', attempt: 2 }));
     applyEvent(m, ev('activation.completed', { activation: 'b:2', attempt: 1 }));
@@ -138,7 +191,7 @@ describe('the path drawn from the events of a run', () => {
         activation: 'b:1',
         parent: 'a:1',
         attempt: 1,
-        startedAt: 100,
+        startedAt: new Date(100).toISOString(),
         durationMs: 50,
         status: 'failed',
         retried: true,
@@ -148,7 +201,7 @@ describe('the path drawn from the events of a run', () => {
         activation: 'b:1',
         parent: 'a:1',
         attempt: 2,
-        startedAt: 500,
+        startedAt: new Date(500).toISOString(),
         durationMs: 10,
         status: 'succeeded',
         retried: false,
@@ -303,5 +356,62 @@ describe('a graph with a subgraph (issue 17)', () => {
       'review/read->review/reject': 1,
       'review/reject->publish': 1,
     });
+  });
+});
+
+describe('the time axis of the waterfall', () => {
+  it('draws a long wait short, as a break of its length, and the work around it to scale', () => {
+    // 300 ms of work, ten minutes waiting for a person, 100 ms more.
+    const scale = timeScale([
+      [0, 200],
+      [150, 300],
+      [600_300, 600_400],
+    ]);
+    expect(scale.spanMs).toBe(600_400);
+    expect(scale.breaks).toHaveLength(1);
+    expect(scale.breaks[0]!.ms).toBe(600_000);
+    // 400 ms drawn in the 96% the break leaves: 0.24% a millisecond, not 0.00017%.
+    expect(scale.at(0)).toBe(0);
+    expect(scale.at(200)).toBeCloseTo(48);
+    expect(scale.at(300)).toBeCloseTo(72);
+    expect(scale.breaks[0]!.left).toBeCloseTo(72);
+    expect(scale.at(600_300)).toBeCloseTo(76);
+    expect(scale.at(600_400)).toBeCloseTo(100);
+  });
+
+  it('keeps short gaps (a backoff of a few hundred ms) to scale', () => {
+    const scale = timeScale([
+      [0, 1000],
+      [1400, 2000],
+    ]);
+    expect(scale.breaks).toEqual([]);
+    expect(scale.at(1400)).toBeCloseTo(70);
+  });
+});
+
+describe('the first view of the graph', () => {
+  const chain = (n: number): GraphDef => ({
+    name: 'chain',
+    version: 1,
+    fields: [],
+    entry: 's0',
+    nodes: Array.from({ length: n }, (_, i) => ({ name: `s${i}`, kind: 'code' })),
+    edges: Array.from({ length: n - 1 }, (_, i) => ({ from: `s${i}`, to: `s${i + 1}` })),
+    routes: [],
+    fanOuts: [],
+  });
+
+  it('fits a small graph whole, and a tall one at a legible zoom from its top', () => {
+    const small = firstViewport(layoutGraph(chain(3)).nodes, 900, 600);
+    expect(small.zoom).toBeGreaterThanOrEqual(legibleZoom);
+    const tall = layoutGraph(chain(16)).nodes;
+    const view = firstViewport(tall, 900, 600);
+    expect(view.zoom).toBe(legibleZoom);
+    // The entry is at the top of the panel, inside it.
+    const entry = tall.find((n) => n.id === 's0')!;
+    expect(entry.y * view.zoom + view.y).toBeGreaterThanOrEqual(0);
+    expect((entry.y + entry.height) * view.zoom + view.y).toBeLessThan(100);
+    const middle = (entry.x + entry.width / 2) * view.zoom + view.x;
+    expect(middle).toBeCloseTo(450);
   });
 });

@@ -362,7 +362,10 @@ describeBrowser('the web page of waymark ui', () => {
     const form = page.locator('form.wait');
     await form.getByText('Publish').first().waitFor();
     await screenshot(page, 'run-changelog-waiting');
-    await form.getByLabel('approved').check();
+    await form
+      .getByRole('radiogroup', { name: 'approved' })
+      .getByRole('radio', { name: 'yes' })
+      .check();
     await form.getByLabel('note').fill('ship it');
     const before = await page.evaluate(
       () => (globalThis as unknown as Dom).performance.getEntriesByType('navigation').length,
@@ -431,6 +434,7 @@ describeBrowser('the web page of waymark ui', () => {
     const form = page.locator('form.wait[data-request="survey-waiting/rate:1"]');
     await form.waitFor();
     await form.getByLabel('score').fill('9');
+    await form.getByLabel('mood').selectOption('meh');
     await form.getByRole('button', { name: 'add item' }).click();
     await form.getByLabel('tags 1').fill('docs');
     await form.getByLabel('team').fill('platform');

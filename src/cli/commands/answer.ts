@@ -1,7 +1,7 @@
 import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
-import { answer as recordAnswer } from '../../runtime/answer.js';
-import { loadTrace } from '../../runtime/history.js';
+import { answer as recordAnswer } from '../../runtime/ops/answer.js';
+import { loadTrace } from '../../runtime/ops/history.js';
 import type { WaitRecord } from '../../store/store.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';

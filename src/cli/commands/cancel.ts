@@ -1,4 +1,4 @@
-import { cancel as cancelRun } from '../../runtime/cancel.js';
+import { cancel as cancelRun } from '../../runtime/ops/cancel.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { graphOfRun, withRunStore } from '../session.js';

@@ -1,6 +1,6 @@
 import { WaymarkError } from '../../error/waymark-error.js';
-import { threadLabel } from '../../runtime/labels.js';
-import { continueThread } from '../../runtime/thread.js';
+import { threadLabel } from '../../runtime/ops/labels.js';
+import { continueThread } from '../../runtime/ops/thread.js';
 import type { Io } from '../io.js';
 import { commandLine } from '../next.js';
 import { withProgress } from '../progress.js';

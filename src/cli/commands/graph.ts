@@ -1,6 +1,6 @@
 import { WaymarkError } from '../../error/waymark-error.js';
 import { type RunOverlay, renderGraph } from '../../graph/render.js';
-import { inspect } from '../../runtime/inspect.js';
+import { inspect } from '../../runtime/ops/inspect.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { loadGraph } from '../load-graph.js';

@@ -1,5 +1,5 @@
 import { WaymarkError } from '../../error/waymark-error.js';
-import { threadLabel } from '../../runtime/labels.js';
+import { threadLabel } from '../../runtime/ops/labels.js';
 import {
   type RunRecord,
   type StoredStatus,
@@ -50,9 +50,11 @@ export async function ls(
       flags.thread === undefined
         ? await store.listRuns(filter)
         : await threadRuns(store, flags.thread, filter);
-    // A store that serves workers knows which graphs some live worker runs.
-    const workers = 'listWorkers' in store ? await store.listWorkers() : undefined;
-    return { runs: listed, served: workers === undefined ? undefined : servedGraphs(workers) };
+    // A store that serves workers knows which graphs some live worker runs. A SQLite file no
+    // worker ever registered in has its runs driven by the commands that run them.
+    const workers = await store.listWorkers();
+    const inProcess = workers.length === 0 && !isPostgres(out.flags.db);
+    return { runs: listed, served: inProcess ? undefined : servedGraphs(workers) };
   });
   // Listing never creates a database. A location the command was given that holds none is
   // mistyped; the default one simply has no runs yet.

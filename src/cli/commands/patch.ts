@@ -1,5 +1,5 @@
 import { WaymarkError } from '../../error/waymark-error.js';
-import { patchState } from '../../runtime/patch.js';
+import { patchState } from '../../runtime/ops/patch.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { commandLine } from '../next.js';

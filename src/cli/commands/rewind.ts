@@ -1,6 +1,6 @@
 import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
-import { rewind as rewindStored } from '../../runtime/rewind.js';
+import { rewind as rewindStored } from '../../runtime/local/rewind.js';
 import type { Io } from '../io.js';
 import { withProgress } from '../progress.js';
 import { reportRun } from '../report.js';

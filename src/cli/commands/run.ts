@@ -1,17 +1,17 @@
 import { readFileSync } from 'node:fs';
+import { parseBudget } from '../../cost/budget-text.js';
 import { isWaymarkError, WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Budget } from '../../graph/types.js';
-import { enqueue as enqueueRun } from '../../runtime/enqueue.js';
-import { loadTrace } from '../../runtime/history.js';
-import { inspect } from '../../runtime/inspect.js';
-import { resultOf } from '../../runtime/result.js';
-import { resume as resumeStored } from '../../runtime/resume.js';
-import { run as startRun } from '../../runtime/run.js';
+import { resultOf } from '../../runtime/local/result.js';
+import { resume as resumeStored } from '../../runtime/local/resume.js';
+import { run as startRun } from '../../runtime/local/run.js';
+import { loadTrace } from '../../runtime/ops/history.js';
+import { inspect } from '../../runtime/ops/inspect.js';
+import { enqueue as enqueueRun } from '../../runtime/worker/enqueue.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { loadGraph } from '../load-graph.js';
-import { isPostgres, shownLocation } from '../location.js';
 import { whatWorks } from '../next.js';
 import { withProgress } from '../progress.js';
 import { explainResume, reportRun } from '../report.js';
@@ -34,6 +34,7 @@ interface RunFlags {
   readonly model?: string;
   readonly maxTokens?: string;
   readonly maxCost?: string;
+  readonly budget?: string;
   readonly pauseBefore?: string;
   readonly pauseAfter?: string;
   readonly enqueue?: boolean;
@@ -47,6 +48,7 @@ export async function run(out: Io, file: string, flags: RunFlags): Promise<numbe
   const { graph, path } = await loadGraph(file);
   out.about.graphFile = path;
   const budget = budgetOf(flags);
+  const promised = flags.budget === undefined ? {} : parseBudget(flags.budget);
   announceModels(out, graph, flags.model);
   const runId = flags.runId ?? crypto.randomUUID();
   if (flags.wait && !flags.enqueue) {
@@ -68,6 +70,7 @@ export async function run(out: Io, file: string, flags: RunFlags): Promise<numbe
           ...(flags.reuse !== undefined && { reuseFrom: flags.reuse }),
           ...(flags.model !== undefined && { model: flags.model }),
           ...(budget !== undefined && { budget }),
+          ...promised,
           ...breakpointsOf(flags),
           labels: { [graphFileLabel]: path },
           ...live,
@@ -236,13 +239,6 @@ async function enqueued(
   flags: RunFlags,
   budget: Budget | undefined,
 ): Promise<number> {
-  if (!isPostgres(out.flags.db)) {
-    throw new WaymarkError(
-      'USAGE_INVALID',
-      `--enqueue records a run for \`waymark worker\` processes, which take their work from PostgreSQL; ${shownLocation(out.flags.db)} is a SQLite file: give --store postgres://..., or leave --enqueue out to run it here`,
-      { retryable: false, details: { reason: 'no-work-queue' } },
-    );
-  }
   return withStore(out, 'create', async (store) => {
     const queue = store as unknown as Parameters<typeof enqueueRun>[0];
     out.about.runId = runId;
@@ -251,6 +247,7 @@ async function enqueued(
       labels: { [graphFileLabel]: path },
       ...(flags.model !== undefined && { model: flags.model }),
       ...(budget !== undefined && { budget }),
+      ...(flags.budget !== undefined && parseBudget(flags.budget)),
     });
     out.json({ type: 'run-enqueued', runId, graph: graph.name, db: locationOf(out) });
     out.line(

@@ -2,12 +2,14 @@ import { exitCode } from '../exit-code.js';
 import { graphsOf } from '../graphs-of.js';
 import type { Io } from '../io.js';
 import { openStore, whereIs } from '../session.js';
+import { untilStopped } from '../until-stopped.js';
 
 interface ServeFlags {
   readonly graphs: string;
   readonly port: string;
   readonly host: string;
   readonly cors?: string;
+  readonly graceMs: string;
 }
 
 /**
@@ -27,6 +29,15 @@ export async function serveApi(out: Io, flags: ServeFlags): Promise<number> {
       },
     );
   }
+  const graceMs = Number(flags.graceMs);
+  if (!/^\d+$/.test(flags.graceMs)) {
+    const { WaymarkError } = await import('../../error/waymark-error.js');
+    throw new WaymarkError(
+      'USAGE_INVALID',
+      `--grace-ms ${flags.graceMs} must be a whole number of milliseconds`,
+      { retryable: false },
+    );
+  }
   const graphs = await graphsOf(flags.graphs);
   const store = await openStore(out, 'create');
   const { serve } = await import('../../server/serve.js');
@@ -35,6 +46,7 @@ export async function serveApi(out: Io, flags: ServeFlags): Promise<number> {
     graphs,
     host: flags.host,
     port,
+    drainGraceMs: graceMs,
     ...(flags.cors !== undefined && {
       corsOrigins: flags.cors
         .split(',')
@@ -46,10 +58,7 @@ export async function serveApi(out: Io, flags: ServeFlags): Promise<number> {
       if (outcome instanceof Error) out.error(`run ${runId}: ${outcome.message}`);
     },
   });
-  const stopped = new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
+  const stopped = untilStopped();
   try {
     out.json({
       type: 'serving',
@@ -63,11 +72,31 @@ export async function serveApi(out: Io, flags: ServeFlags): Promise<number> {
     out.line(
       `token    ${served.token}  (send it as "Authorization: Bearer <token>"; WAYMARK_TOKEN sets it)`,
     );
+    const exposed = exposure(flags.host);
+    if (exposed !== undefined)
+      out.error(
+        `warning: --host ${flags.host} listens on ${exposed}: whoever can reach this machine can call the API with the token; keep the token secret and put TLS in front of it (docs/server.md)`,
+      );
     out.line('SIGTERM or Ctrl-C stops it');
-    await stopped;
+    if ((await stopped) === 'parent-gone')
+      out.error('the process that started waymark serve is gone: stopping');
     return exitCode.succeeded;
   } finally {
     await served.close();
     await store.close();
   }
+}
+
+/**
+ * What other machines can reach when the server listens on `host`: undefined for a loopback
+ * address (this machine only), else what to warn of.
+ *
+ * @example
+ * exposure('0.0.0.0'); // 'every network interface'
+ */
+export function exposure(host: string): string | undefined {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare)) return undefined;
+  if (bare === '0.0.0.0' || bare === '::' || bare === '') return 'every network interface';
+  return 'an address other machines may reach';
 }

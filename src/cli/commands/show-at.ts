@@ -1,5 +1,5 @@
 import { WaymarkError } from '../../error/waymark-error.js';
-import { history } from '../../runtime/states.js';
+import { history } from '../../runtime/ops/states.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { graphOfRun, withRunStore } from '../session.js';

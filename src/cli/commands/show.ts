@@ -1,8 +1,8 @@
 import type { ErrorCause, ErrorValue } from '../../error/error-value.js';
 import { WaymarkError } from '../../error/waymark-error.js';
 import type { Snapshot } from '../../runtime/core/snapshot.js';
-import { loadTrace } from '../../runtime/history.js';
-import type { Trace } from '../../runtime/trace.js';
+import { loadTrace } from '../../runtime/ops/history.js';
+import type { Trace } from '../../runtime/watch/trace.js';
 import type { RunRecord, WaitRecord } from '../../store/store.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
@@ -129,7 +129,7 @@ async function readView(
     return { run: stored.loaded.run, snapshot: stored.snapshot, waits, trace };
   }
   const graph = await graphOfRun(io, store, runId, flags.graph);
-  const { inspect } = await import('../../runtime/inspect.js');
+  const { inspect } = await import('../../runtime/ops/inspect.js');
   return inspect(store, graph, runId);
 }
 

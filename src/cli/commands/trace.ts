@@ -1,7 +1,7 @@
 import { WaymarkError } from '../../error/waymark-error.js';
-import { loadTrace } from '../../runtime/history.js';
-import type { Trace, TraceEntry } from '../../runtime/trace.js';
-import { nestTrace, type TraceNode } from '../../runtime/trace-tree.js';
+import { loadTrace } from '../../runtime/ops/history.js';
+import type { Trace, TraceEntry } from '../../runtime/watch/trace.js';
+import { nestTrace, type TraceNode } from '../../runtime/watch/trace-tree.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { describeEntry } from '../progress.js';

@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
 import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
-import { labelsOf } from '../../runtime/labels.js';
+import { labelsOf } from '../../runtime/ops/labels.js';
 import { exitCode } from '../exit-code.js';
 import { graphsOf } from '../graphs-of.js';
 import type { Io } from '../io.js';
 import { type CliStore, graphFileLabel, openStore, whereIs } from '../session.js';
+import { untilStopped } from '../until-stopped.js';
 
 interface UiFlags {
   readonly graphs?: string;
@@ -49,12 +50,9 @@ export async function ui(out: Io, flags: UiFlags): Promise<number> {
         if (outcome instanceof Error) out.error(`run ${runId}: ${outcome.message}`);
       },
     });
-    const stopped = new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
+    const stopped = untilStopped();
     try {
-      const page = `${served.url}/ui/#token=${served.token}`;
+      const page = `${served.url}/ui/#token=${encodeURIComponent(served.token)}`;
       out.json({ type: 'serving-ui', url: page, api: served.url, token: served.token });
       out.line(
         `waymark ui: ${graphs.map((g) => g.name).join(', ') || 'no graphs'} from ${whereIs(store)}`,
@@ -62,7 +60,8 @@ export async function ui(out: Io, flags: UiFlags): Promise<number> {
       out.line(`open ${out.c.bold(page)}`);
       out.line('SIGTERM or Ctrl-C stops it');
       if (flags.open && out.tty && !process.env.CI) openBrowser(page);
-      await stopped;
+      if ((await stopped) === 'parent-gone')
+        out.error('the process that started waymark ui is gone: stopping');
       return exitCode.succeeded;
     } finally {
       await served.close();

@@ -1,11 +1,22 @@
+import { type BoundLimits, cachedBound, overBudget } from '../../cost/budget.js';
+import { describeAmounts, parseBudget } from '../../cost/budget-text.js';
+import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Diagnostic } from '../../graph/diagnostic.js';
 import { formatDiagnostic } from '../exit.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { isError, loadDeclaration } from '../load-graph.js';
 
-/** `waymark validate <graph-file>`: every problem at once; exit 1 on an error. */
-export async function validate(out: Io, file: string): Promise<number> {
+/**
+ * `waymark validate <graph-file> [--budget 2usd]`: every problem at once; exit 1 on an error,
+ * or when the graph's worst case is above the budget.
+ */
+export async function validate(
+  out: Io,
+  file: string,
+  flags: { readonly budget?: string } = {},
+): Promise<number> {
+  const limits = flags.budget === undefined ? undefined : parseBudget(flags.budget);
   out.about.graphFile = file;
   const declaration = await loadDeclaration(file);
   const { def } = declaration;
@@ -39,5 +50,21 @@ export async function validate(out: Io, file: string): Promise<number> {
     out.line(`${out.c.yellow('!')} ${warnings.length} warning(s):`);
     for (const d of warnings) out.line(formatDiagnostic(out, d));
   }
-  return errors.length > 0 ? exitCode.failed : exitCode.succeeded;
+  if (errors.length > 0) return exitCode.failed;
+  if (limits === undefined) return exitCode.succeeded;
+  return withinBudget(out, declaration.graph!, limits);
+}
+
+/** The worst case against the budget: a line either way, exit 1 when it does not fit. */
+function withinBudget(out: Io, graph: CompiledGraph, limits: BoundLimits): number {
+  const bound = cachedBound(graph);
+  const refusal = overBudget(bound, limits);
+  out.json({ type: 'bound', ...bound, within: refusal === undefined });
+  out.line(`worst case: ${describeAmounts(bound.total)}`);
+  if (refusal === undefined) {
+    out.line(`${out.c.green('✓')} within the budget`);
+    return exitCode.succeeded;
+  }
+  out.line(`${out.c.red('✗')} ${refusal.message}`);
+  return exitCode.failed;
 }

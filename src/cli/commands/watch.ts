@@ -1,6 +1,6 @@
 import type { RunStatus } from '../../runtime/core/snapshot.js';
-import type { StreamEvent } from '../../runtime/stream.js';
-import { watch as watchStream } from '../../runtime/watch.js';
+import type { StreamEvent } from '../../runtime/watch/stream.js';
+import { watch as watchStream } from '../../runtime/watch/watch.js';
 import { exitCode, exitCodeOf } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { graphOfRun, withRunStore } from '../session.js';

@@ -1,12 +1,11 @@
 import { WaymarkError } from '../../error/waymark-error.js';
-import { Worker, type WorkerEvent } from '../../runtime/worker.js';
-import type { Store, WorkQueue } from '../../store/store.js';
+import { Worker, type WorkerEvent } from '../../runtime/worker/worker.js';
 import { cliTelemetry } from '../cli-telemetry.js';
 import { exitCode } from '../exit-code.js';
 import { graphsOf } from '../graphs-of.js';
 import type { Io } from '../io.js';
-import { isPostgres, shownLocation } from '../location.js';
-import { openStore, whereIs } from '../session.js';
+import { shownLocation } from '../location.js';
+import { openStore, type PgStatementDeadlines, whereIs } from '../session.js';
 
 interface WorkerFlags {
   readonly graphs: string;
@@ -17,7 +16,7 @@ interface WorkerFlags {
 }
 
 /**
- * `waymark worker --store postgres://... --graphs <module or folder>`: claims the work of those
+ * `waymark worker --store <postgres://... or file.sqlite> --graphs <module or folder>`: claims the work of those
  * graphs from the store and does it until SIGTERM or Ctrl-C, then drains (lets its nodes finish
  * within a lease, gives back what is left) and exits 0.
  */
@@ -25,16 +24,11 @@ export async function worker(out: Io, flags: WorkerFlags): Promise<number> {
   const concurrency = wholeNumber(flags.concurrency, '--concurrency', 1);
   const leaseMs = wholeNumber(flags.leaseMs, '--lease-ms', 1_000);
   const pollMs = wholeNumber(flags.pollMs, '--poll-ms', 10);
-  if (!isPostgres(out.flags.db)) {
-    throw new WaymarkError(
-      'USAGE_INVALID',
-      `a worker takes its work from a store that serves workers; ${shownLocation(out.flags.db)} is a SQLite file, whose runs are driven by the command that runs them: give --store postgres://...`,
-      { retryable: false, details: { reason: 'no-work-queue' } },
-    );
-  }
   const graphs = await graphsOf(flags.graphs);
   // Workers may well start before the first run is enqueued: they make the schema if need be.
-  const store = (await openStore(out, 'create')) as Store & WorkQueue;
+  // Every store the CLI opens serves workers: PostgreSQL, and a SQLite file shared by the
+  // workers on this machine.
+  const store = await openStore(out, 'create', deadlinesFor(leaseMs));
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.on('SIGTERM', onSignal);
@@ -69,6 +63,17 @@ export async function worker(out: Io, flags: WorkerFlags): Promise<number> {
     process.off('SIGINT', onSignal);
     await store.close();
   }
+}
+
+/**
+ * The store's statement deadlines for a worker's lease: its defaults (a 3 s query timeout) fit
+ * a lease above 9 s; a shorter `--lease-ms` gets deadlines within a third of it, so that every
+ * statement ends before the worker would stop its work (docs/workers.md).
+ */
+function deadlinesFor(leaseMs: number): PgStatementDeadlines {
+  if (leaseMs > 9_000) return {};
+  const queryTimeoutMs = Math.max(100, Math.floor(leaseMs / 3) - 50);
+  return { queryTimeoutMs, statementTimeoutMs: Math.max(50, queryTimeoutMs - 100) };
 }
 
 function tell(out: Io, event: WorkerEvent): void {
