@@ -35,6 +35,8 @@ const scenarios: Readonly<Record<string, string>> = {
     'waymark serve: events/s to 100 SSE clients of one busy run, and its added latency per request',
   ui: 'waymark ui: open a finished 10,000-step run in headless Chromium, until drawn',
   telemetry: 'per-step cost without telemetry, with otel() and no provider, and with the SDK',
+  workspace:
+    'a workspace per branch (worktree, patch, merge-tree) vs copying the tree, 1,000 files',
   workers:
     'PostgreSQL workers: throughput vs pg-boss, fan-out 1 vs 4, latency, durable step, takeover, a 1,000-item map (only when named)',
 };

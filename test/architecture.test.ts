@@ -6,14 +6,30 @@ import { describe, expect, it } from 'vitest';
 const allowed: Record<string, readonly string[]> = {
   error: ['error'],
   graph: ['error', 'graph'],
+  // The worst case of a run, read from the declaration alone.
+  cost: ['error', 'graph', 'cost'],
   store: ['error', 'store'],
   effects: ['error', 'effects', 'store'],
-  runtime: ['error', 'graph', 'runtime', 'store', 'effects'],
+  runtime: ['error', 'graph', 'cost', 'runtime', 'store', 'effects', 'workspace'],
+  // Working copies and patches: git through the process runner, effects for the recorded base.
+  workspace: ['error', 'graph', 'effects', 'workspace'],
   model: ['error', 'graph', 'runtime', 'model'],
-  server: ['error', 'graph', 'runtime', 'store', 'server'],
+  server: ['error', 'graph', 'cost', 'runtime', 'store', 'server'],
   // telemetry: only loaded on demand, when WAYMARK_OTEL asks for spans (cli-telemetry.ts).
-  cli: ['error', 'graph', 'runtime', 'store', 'effects', 'model', 'server', 'telemetry', 'cli'],
-  testing: ['error', 'graph', 'store', 'testing'],
+  cli: [
+    'error',
+    'graph',
+    'cost',
+    'runtime',
+    'store',
+    'effects',
+    'model',
+    'server',
+    'telemetry',
+    'cli',
+  ],
+  // The history checker replays stored events through the runtime's own decode and step.
+  testing: ['error', 'graph', 'cost', 'runtime', 'store', 'testing'],
   // The web page runs in a browser: nothing from the rest of src/ (test/ui/layer.test.ts).
   ui: ['ui'],
   telemetry: ['error', 'graph', 'runtime', 'telemetry'],
@@ -92,5 +108,43 @@ describe('the pure core of the runtime (src/runtime/core)', () => {
     const core = join(src, 'runtime', 'core');
     const names = sourceFiles(core).map((f) => relative(core, f));
     expect(names).toEqual(expect.arrayContaining(['step.ts', 'fan-out.ts', 'apply-update.ts']));
+  });
+});
+
+describe('one engine, two hosts (src/runtime/engine)', () => {
+  // DESIGN.md section 7: exactly one piece of code folds a run's events, commits and keeps its
+  // lease; the in-process host (runtime/local) and the worker (runtime/worker) host it. Anything
+  // else that drove a run would be a third copy of the guarantees, free to drift.
+  it('is imported only by the hosts: the drive and the lease keeper are theirs alone', () => {
+    const engine = ['runtime/engine/drive.ts', 'runtime/engine/lease-keeper.ts'];
+    const hosts = ['runtime/local/', 'runtime/worker/', 'runtime/engine/'];
+    const violations: string[] = [];
+    for (const file of sourceFiles(src)) {
+      const name = relative(src, file);
+      for (const spec of relativeImports(file)) {
+        const target = relative(src, join(file, '..', spec)).replace(/\.js$/, '.ts');
+        if (engine.includes(target) && !hosts.some((h) => name.startsWith(h)))
+          violations.push(`${name} imports ${target}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('has one drive: nothing but the engine steps a run and commits it', () => {
+    // The journal's record/recordAll are what commit steps; outside the engine only the
+    // operations that append one event to a run nobody drives (cancel, patch) use the journal.
+    const allowed = ['runtime/engine/', 'runtime/ops/cancel.ts', 'runtime/ops/patch.ts'];
+    const violations: string[] = [];
+    for (const file of sourceFiles(join(src, 'runtime'))) {
+      const name = relative(src, file);
+      const text = readFileSync(file, 'utf8');
+      if (
+        /\.record(All)?\(/.test(text) &&
+        /Journal/.test(text) &&
+        !allowed.some((a) => name.startsWith(a))
+      )
+        violations.push(name);
+    }
+    expect(violations).toEqual([]);
   });
 });
