@@ -113,51 +113,61 @@ export class PgSignals {
     await listener?.end().catch(() => {});
   }
 
-  /** The listening connection, opened once; a broken one is dropped and opened again later. */
+  /**
+   * The listening connection, opened once; a broken one, or a setup that failed (the server was
+   * down when the store first waited), is dropped and opened again on the next wait.
+   */
   #listen(): Promise<pg.Client | undefined> {
-    this.#listener ??= (async () => {
-      const db = this.#db;
-      await db.ready();
-      // The pool's own settings (its connection string, or what it was given), not one of its
-      // connections: LISTEN must outlive every query.
-      const client = new pg.Client({
-        ...(db.pool as unknown as { options: pg.ClientConfig }).options,
-        ...db.listenConfig,
-      });
-      const drop = () => {
-        this.#listener = undefined;
-        this.#listening = false;
-        client.end().catch(() => {});
-      };
-      client.on('error', drop);
-      client.on('end', () => {
-        this.#listener = undefined;
-        this.#listening = false;
-      });
-      const watching = watchChannel(db.quoted);
-      client.on('notification', (message) => {
-        if (message.channel === watching) {
-          this.#followers.committed(message.payload ?? '');
-          return;
-        }
-        // Payloads are 'tasks' (a task to claim) or 'runs' (an inbox item to fold).
-        const kind: WorkKind = message.payload === 'tasks' ? 'tasks' : 'runs';
-        this.#notified[kind]++;
-        for (const [wake, wants] of [...this.#waiting])
-          if (wants === undefined || wants === kind) wake();
-      });
-      try {
-        await client.connect();
-        await client.query(`LISTEN ${workChannel(db.quoted)}; LISTEN ${watching}`);
-        this.#listening = true;
-        // Commits made while no connection listened were told to nobody: read again.
-        this.#followers.all();
-        return client;
-      } catch {
-        drop();
-        return undefined;
+    if (this.#listener !== undefined) return this.#listener;
+    const listener = this.#open();
+    this.#listener = listener;
+    listener.catch(() => {
+      if (this.#listener === listener) this.#listener = undefined;
+    });
+    return listener;
+  }
+
+  async #open(): Promise<pg.Client | undefined> {
+    const db = this.#db;
+    await db.ready();
+    // The pool's own settings (its connection string, or what it was given), not one of its
+    // connections: LISTEN must outlive every query.
+    const client = new pg.Client({
+      ...(db.pool as unknown as { options: pg.ClientConfig }).options,
+      ...db.listenConfig,
+    });
+    const drop = () => {
+      this.#listener = undefined;
+      this.#listening = false;
+      client.end().catch(() => {});
+    };
+    client.on('error', drop);
+    client.on('end', () => {
+      this.#listener = undefined;
+      this.#listening = false;
+    });
+    const watching = watchChannel(db.quoted);
+    client.on('notification', (message) => {
+      if (message.channel === watching) {
+        this.#followers.committed(message.payload ?? '');
+        return;
       }
-    })();
-    return this.#listener;
+      // Payloads are 'tasks' (a task to claim) or 'runs' (an inbox item to fold).
+      const kind: WorkKind = message.payload === 'tasks' ? 'tasks' : 'runs';
+      this.#notified[kind]++;
+      for (const [wake, wants] of [...this.#waiting])
+        if (wants === undefined || wants === kind) wake();
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${workChannel(db.quoted)}; LISTEN ${watching}`);
+      this.#listening = true;
+      // Commits made while no connection listened were told to nobody: read again.
+      this.#followers.all();
+      return client;
+    } catch {
+      drop();
+      return undefined;
+    }
   }
 }
