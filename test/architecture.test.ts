@@ -45,6 +45,14 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
+function tsxFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return tsxFiles(path);
+    return entry.name.endsWith('.tsx') ? [path] : [];
+  });
+}
+
 function relativeImports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   return [...text.matchAll(/from '(\.[^']+)'/g)].map((m) => m[1]!);
@@ -68,6 +76,16 @@ describe('the layers of src/', () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  it('keep every file under 600 lines (STYLE.md 6: split anything over 600)', () => {
+    const long = [...sourceFiles(src), ...tsxFiles(join(src, 'ui'))]
+      .map((file) => ({
+        file: relative(src, file),
+        lines: readFileSync(file, 'utf8').split('\n').length,
+      }))
+      .filter(({ lines }) => lines > 600);
+    expect(long).toEqual([]);
   });
 
   it('keep every layer folder known to the rules above', () => {

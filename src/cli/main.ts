@@ -4,7 +4,8 @@ import { WaymarkError } from '../error/waymark-error.js';
 import { exitCode } from './exit-code.js';
 import { type About, type GlobalFlags, Io } from './io.js';
 import { storeLocation } from './location.js';
-import { type CommandSpec, defineCommands, globalOptions, parseFast } from './program.js';
+import { defineCommands, parseFast } from './parse-command-line.js';
+import { type CommandSpec, globalOptions } from './program.js';
 
 /** The database the command uses unless --db names another. */
 export const defaultDb = '.waymark/waymark.db';

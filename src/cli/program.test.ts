@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { commanderProgram } from './main.js';
-import { parseFast } from './program.js';
+import { parseFast } from './parse-command-line.js';
 
 /** What commander makes of a command line: the command, its arguments and the global flags. */
 async function throughCommander(argv: readonly string[]) {

@@ -1,11 +1,10 @@
-import type { Command } from 'commander';
 import { storedStatuses } from '../store/store.js';
 import type { Io } from './io.js';
 
 // What each command accepts and its --help, as data, in one place. What a command does lives in
 // commands/<name>.ts and is imported only when that command runs: `waymark ls` loads neither
 // tsx nor zod nor the runtime, and no other command's code. A command line that is plainly
-// right is read by `parseFast` without loading commander (about a tenth of the start); help,
+// right is read by `parseFast` (parse-command-line.ts) without loading commander (about a tenth of the start); help,
 // and anything unusual or wrong, goes to commander, which prints the help and the errors.
 
 /** A command's action: its positional arguments and flags in, its exit code out. */
@@ -502,107 +501,3 @@ Example:
     load: async () => (await import('./commands/trace.js')).trace,
   },
 ];
-
-/** How a command line was read: the command, its arguments and flags, and the global flags. */
-export interface Parsed {
-  readonly command: CommandSpec;
-  /** The positional arguments, then the command's flags: what its action takes after `io`. */
-  readonly args: readonly unknown[];
-  readonly globals: Readonly<Record<string, string | boolean>>;
-  /** The global options given on the command line (not left at their default). */
-  readonly given: ReadonlySet<string>;
-}
-
-/** Registers every command on a commander program; `run` gets each invoked action. */
-export function defineCommands(
-  program: Command,
-  run: (command: CommandSpec, args: readonly unknown[], sub: Command) => Promise<void>,
-): void {
-  for (const spec of commands) {
-    const command = program.command(spec.name).description(spec.description);
-    for (const arg of spec.args) command.argument(`<${arg.name}>`, arg.description);
-    for (const option of spec.options) {
-      if (option.required) command.requiredOption(option.flags, option.description);
-      else if (option.default !== undefined)
-        command.option(option.flags, option.description, option.default);
-      else command.option(option.flags, option.description);
-    }
-    command.addHelpText('after', spec.help);
-    command.action((...args: unknown[]) => run(spec, args.slice(0, -1), command));
-  }
-}
-
-/** An option's parts: its attribute (camelCase), whether it takes a value, and if it negates. */
-function shape(option: OptionSpec) {
-  const [flag = '', value] = option.flags.split(' ');
-  const negated = flag.startsWith('--no-');
-  const name = (negated ? flag.slice(5) : flag.slice(2)).replace(/-(\w)/g, (_, c: string) =>
-    c.toUpperCase(),
-  );
-  return { flag, name, takesValue: value !== undefined, negated };
-}
-
-/**
- * Reads a command line that is plainly right (a known command, known options, every argument
- * and required option there) without commander; undefined for anything else (--help, an
- * unknown or misspelt option, a missing argument, `--`, a short flag), which commander then
- * reads, so its help and its errors are printed exactly as they always were. Same result as
- * commander's for what it accepts (src/cli/program.test.ts checks).
- *
- * @example
- * parseFast(['--db', 'w.db', 'ls', '--limit', '5']); // { command: ls, args: [{ limit: '5' }], ... }
- */
-export function parseFast(argv: readonly string[]): Parsed | undefined {
-  const globals: Record<string, string | boolean> = {};
-  const given = new Set<string>();
-  for (const option of globalOptions) {
-    const { name } = shape(option);
-    if (option.default !== undefined) globals[name] = option.default;
-  }
-  const flags: Record<string, string | boolean> = {};
-  const positional: string[] = [];
-  let command: CommandSpec | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const token = argv[i]!;
-    if (!token.startsWith('-') || token === '-') {
-      if (command === undefined) {
-        command = commands.find((c) => c.name === token);
-        if (command === undefined) return undefined;
-      } else positional.push(token);
-      continue;
-    }
-    if (!token.startsWith('--') || token === '--' || token === '--help') return undefined;
-    const eq = token.indexOf('=');
-    const flag = eq === -1 ? token : token.slice(0, eq);
-    const own = command?.options.find((o) => shape(o).flag === flag);
-    const global = own ? undefined : globalOptions.find((o) => shape(o).flag === flag);
-    const option = own ?? global;
-    if (option === undefined) return undefined;
-    const { name, takesValue, negated } = shape(option);
-    let value: string | boolean;
-    if (takesValue) {
-      if (eq !== -1) value = token.slice(eq + 1);
-      else {
-        const next = argv[++i];
-        if (next === undefined) return undefined;
-        value = next;
-      }
-    } else {
-      if (eq !== -1) return undefined;
-      value = !negated;
-    }
-    if (global) {
-      globals[name] = value;
-      given.add(name);
-    } else flags[name] = value;
-  }
-  if (command === undefined || positional.length !== command.args.length) return undefined;
-  for (const option of command.options) {
-    const { name, negated } = shape(option);
-    if (flags[name] !== undefined) continue;
-    if (option.required) return undefined;
-    if (option.default !== undefined) flags[name] = option.default;
-    else if (negated) flags[name] = true;
-  }
-  return { command, args: [...positional, flags], globals, given };
-}

@@ -1,0 +1,109 @@
+import type { Command } from 'commander';
+import { type CommandSpec, commands, globalOptions, type OptionSpec } from './program.js';
+
+// Reading a command line against the commands' table (program.ts): onto commander, for help and
+// for anything unusual, or by `parseFast`, for the plainly right one, without loading commander.
+
+/** How a command line was read: the command, its arguments and flags, and the global flags. */
+export interface Parsed {
+  readonly command: CommandSpec;
+  /** The positional arguments, then the command's flags: what its action takes after `io`. */
+  readonly args: readonly unknown[];
+  readonly globals: Readonly<Record<string, string | boolean>>;
+  /** The global options given on the command line (not left at their default). */
+  readonly given: ReadonlySet<string>;
+}
+
+/** Registers every command on a commander program; `run` gets each invoked action. */
+export function defineCommands(
+  program: Command,
+  run: (command: CommandSpec, args: readonly unknown[], sub: Command) => Promise<void>,
+): void {
+  for (const spec of commands) {
+    const command = program.command(spec.name).description(spec.description);
+    for (const arg of spec.args) command.argument(`<${arg.name}>`, arg.description);
+    for (const option of spec.options) {
+      if (option.required) command.requiredOption(option.flags, option.description);
+      else if (option.default !== undefined)
+        command.option(option.flags, option.description, option.default);
+      else command.option(option.flags, option.description);
+    }
+    command.addHelpText('after', spec.help);
+    command.action((...args: unknown[]) => run(spec, args.slice(0, -1), command));
+  }
+}
+
+/** An option's parts: its attribute (camelCase), whether it takes a value, and if it negates. */
+function shape(option: OptionSpec) {
+  const [flag = '', value] = option.flags.split(' ');
+  const negated = flag.startsWith('--no-');
+  const name = (negated ? flag.slice(5) : flag.slice(2)).replace(/-(\w)/g, (_, c: string) =>
+    c.toUpperCase(),
+  );
+  return { flag, name, takesValue: value !== undefined, negated };
+}
+
+/**
+ * Reads a command line that is plainly right (a known command, known options, every argument
+ * and required option there) without commander; undefined for anything else (--help, an
+ * unknown or misspelt option, a missing argument, `--`, a short flag), which commander then
+ * reads, so its help and its errors are printed exactly as they always were. Same result as
+ * commander's for what it accepts (src/cli/program.test.ts checks).
+ *
+ * @example
+ * parseFast(['--db', 'w.db', 'ls', '--limit', '5']); // { command: ls, args: [{ limit: '5' }], ... }
+ */
+export function parseFast(argv: readonly string[]): Parsed | undefined {
+  const globals: Record<string, string | boolean> = {};
+  const given = new Set<string>();
+  for (const option of globalOptions) {
+    const { name } = shape(option);
+    if (option.default !== undefined) globals[name] = option.default;
+  }
+  const flags: Record<string, string | boolean> = {};
+  const positional: string[] = [];
+  let command: CommandSpec | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i]!;
+    if (!token.startsWith('-') || token === '-') {
+      if (command === undefined) {
+        command = commands.find((c) => c.name === token);
+        if (command === undefined) return undefined;
+      } else positional.push(token);
+      continue;
+    }
+    if (!token.startsWith('--') || token === '--' || token === '--help') return undefined;
+    const eq = token.indexOf('=');
+    const flag = eq === -1 ? token : token.slice(0, eq);
+    const own = command?.options.find((o) => shape(o).flag === flag);
+    const global = own ? undefined : globalOptions.find((o) => shape(o).flag === flag);
+    const option = own ?? global;
+    if (option === undefined) return undefined;
+    const { name, takesValue, negated } = shape(option);
+    let value: string | boolean;
+    if (takesValue) {
+      if (eq !== -1) value = token.slice(eq + 1);
+      else {
+        const next = argv[++i];
+        if (next === undefined) return undefined;
+        value = next;
+      }
+    } else {
+      if (eq !== -1) return undefined;
+      value = !negated;
+    }
+    if (global) {
+      globals[name] = value;
+      given.add(name);
+    } else flags[name] = value;
+  }
+  if (command === undefined || positional.length !== command.args.length) return undefined;
+  for (const option of command.options) {
+    const { name, negated } = shape(option);
+    if (flags[name] !== undefined) continue;
+    if (option.required) return undefined;
+    if (option.default !== undefined) flags[name] = option.default;
+    else if (negated) flags[name] = true;
+  }
+  return { command, args: [...positional, flags], globals, given };
+}
