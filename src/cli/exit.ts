@@ -50,6 +50,10 @@ export function hintFor(io: Io, error: WaymarkError): string {
           ? `rename the file to .mjs, or add "type": "module" to ${details.packageJson}`
           : 'rename the file to .mjs, or put it in a package whose package.json has "type": "module"';
       }
+      if (reason === 'missing') {
+        if (typeof details.nearest === 'string') return `did you mean ${details.nearest}?`;
+        return `check the path: nothing is at ${String(details.path)}`;
+      }
       if (reason === 'syntax') {
         return `fix the line above; \`waymark validate ${shellQuote(String(details.path))}\` checks the file again`;
       }

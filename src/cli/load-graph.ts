@@ -1,10 +1,11 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire, register as registerHooks } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Diagnostic } from '../graph/diagnostic.js';
+import { Spelling } from '../graph/spelling.js';
 import type { GraphDef } from '../graph/types.js';
 import { validate } from '../graph/validate.js';
 
@@ -91,7 +92,11 @@ export async function loadGraph(file: string): Promise<{ graph: CompiledGraph; p
 export async function loadDeclaration(file: string): Promise<Declaration> {
   const path = resolve(file);
   if (!existsSync(path) || !statSync(path).isFile()) {
-    throw invalid(`there is no graph file ${file}`, path, { reason: 'missing' });
+    const nearest = nearestModule(file);
+    throw invalid(`there is no graph file ${file}`, path, {
+      reason: 'missing',
+      ...(nearest !== undefined && { nearest }),
+    });
   }
   await registerLoaders();
   let module: Record<string, unknown>;
@@ -252,6 +257,21 @@ function describe(value: unknown): string {
   return typeof value;
 }
 
+/** A module beside the missing `file` whose name is a misspelling of it, as the user would type it. */
+function nearestModule(file: string): string | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(dirname(resolve(file))).filter((name) => /\.(ts|mts|js|mjs)$/.test(name));
+  } catch {
+    return undefined;
+  }
+  const found = new Spelling(names).suggest(basename(file));
+  if (found === undefined) return undefined;
+  const folder = dirname(file);
+  if (folder !== '.') return join(folder, found);
+  return file.startsWith('./') ? `./${found}` : found;
+}
+
 function invalid(
   message: string,
   path: string,
@@ -259,6 +279,7 @@ function invalid(
     readonly cause?: unknown;
     readonly reason?: string;
     readonly packageJson?: string | null;
+    readonly nearest?: string;
   } = {},
 ): WaymarkError {
   const { cause, ...details } = more;

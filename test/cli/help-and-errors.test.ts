@@ -1,4 +1,5 @@
 // What every command shares: --help with an example, and how errors are printed.
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   expectError,
@@ -89,11 +90,12 @@ describe.concurrent('errors', { timeout: testTimeoutMs }, () => {
   });
 
   it('--json prints the error as one JSON value on stdout, nothing on stderr', async () => {
-    const out = await sandbox().waymark(['--json', 'run', 'missing.ts']);
+    const box = sandbox();
+    const out = await box.waymark(['--json', 'run', 'missing.ts']);
     const error = expectJsonError(out, 'GRAPH_FILE_INVALID');
     expect(error).toMatchObject({
       message: 'there is no graph file missing.ts',
-      hint: expect.stringContaining('default export is a graph'),
+      hint: `check the path: nothing is at ${join(box.dir, 'missing.ts')}`,
     });
     expect(out.stderr).toBe('');
   });

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 // `waymark run` and `waymark resume`: starting a run, the input it takes, the files it refuses,
 // and continuing a run that failed.
 import { describe, expect, it } from 'vitest';
@@ -182,11 +183,27 @@ describe.concurrent('waymark run', { timeout: testTimeoutMs }, () => {
 
 describe.concurrent('waymark run on a file that is not a graph', { timeout: testTimeoutMs }, () => {
   it('a missing file: GRAPH_FILE_INVALID, exit 2', async () => {
-    const out = await sandbox().waymark(['run', 'no-such-graph.ts']);
+    const box = sandbox();
+    const out = await box.waymark(['run', 'no-such-graph.ts']);
     expectError(out, 'GRAPH_FILE_INVALID');
     expect(out.errLines[0]).toBe(
       'error GRAPH_FILE_INVALID: there is no graph file no-such-graph.ts',
     );
+    // Not a hint about default exports: there is no file to export anything.
+    expect(out.errLines[1]).toBe(
+      `hint: check the path: nothing is at ${join(box.dir, 'no-such-graph.ts')}`,
+    );
+  });
+
+  it('a misspelt file name: the hint names the module beside it that was meant', async () => {
+    const box = sandbox();
+    box.write('triage.ts', 'export default 1;\n');
+    const out = await box.waymark(['run', './traige.ts']);
+    expectError(out, 'GRAPH_FILE_INVALID');
+    expect(out.errLines).toEqual([
+      'error GRAPH_FILE_INVALID: there is no graph file ./traige.ts',
+      'hint: did you mean ./triage.ts?',
+    ]);
   });
 
   it('a module whose default export is not a graph', async () => {
