@@ -2,4 +2,4 @@
 // @opentelemetry/api (an optional peer dependency) loads only for those who import it.
 
 export type { OtelOptions } from './telemetry/otel-telemetry.js';
-export { otel } from './telemetry/otel-telemetry.js';
+export { otel, tracerRegistered } from './telemetry/otel-telemetry.js';

@@ -129,7 +129,7 @@ export async function withProgress(
   move: (live: LiveOptions) => Promise<RunResult>,
   announce?: () => void,
 ): Promise<RunResult> {
-  const telemetry = await cliTelemetry();
+  const telemetry = await cliTelemetry(io);
   const hooks = await progress(io);
   // A new run is announced as its first step starts (or is read back): a run the runtime
   // refuses to start (bad input, a taken id, a rewind to nowhere) is never announced.

@@ -1,4 +1,4 @@
-import { type Tracer, type TracerProvider, trace } from '@opentelemetry/api';
+import { isSpanContextValid, type Tracer, type TracerProvider, trace } from '@opentelemetry/api';
 import type { Telemetry } from '../runtime/watch/telemetry.js';
 import { OtelSegment } from './segment-span.js';
 import { startTask } from './task-span.js';
@@ -43,4 +43,14 @@ export function otel(options: OtelOptions = {}): Telemetry {
     segment: (start) => OtelSegment.start(tracerOf(), start, content),
     task: (start) => startTask(tracerOf(), start, content),
   };
+}
+
+/**
+ * Whether a tracer provider is registered globally (or `provider` is a real one): with none,
+ * every span is a no-op and nothing is recorded. A probe span is started, never ended, so no
+ * provider exports it.
+ */
+export function tracerRegistered(provider: TracerProvider = trace.getTracerProvider()): boolean {
+  const probe = provider.getTracer('waymark-probe').startSpan('waymark.probe', { root: true });
+  return isSpanContextValid(probe.spanContext());
 }

@@ -44,6 +44,7 @@ describe('waymark with WAYMARK_OTEL', () => {
       env: { ...env, WAYMARK_OTEL: '1' },
     });
     expect(traced.code).toBe(0);
+    expect(traced.stderr).not.toContain('no OpenTelemetry tracer provider');
     const told = readFileSync(spans, 'utf8')
       .trim()
       .split('\n')
@@ -53,5 +54,18 @@ describe('waymark with WAYMARK_OTEL', () => {
     expect(told.filter((s) => /^(invoke_node|invoke_agent) /.test(s.name)).length).toBeGreaterThan(
       0,
     );
+  });
+
+  it('says so when no provider is registered: the spans would go nowhere', {
+    timeout: testTimeoutMs,
+  }, async () => {
+    const box = sandbox();
+    const out = await box.waymark(['run', fixture('metered.ts'), '--run-id', 'unheard'], {
+      env: { WAYMARK_OTEL: '1' },
+    });
+    expect(out.code).toBe(0);
+    expect(out.errLines.filter((l) => l.includes('no OpenTelemetry tracer provider'))).toEqual([
+      'warning WAYMARK_OTEL is set, but no OpenTelemetry tracer provider is registered, so no span is recorded: register one in a module the command preloads, NODE_OPTIONS="--import ./tracing.mjs" (docs/telemetry.md)',
+    ]);
   });
 });

@@ -34,7 +34,7 @@ export async function worker(out: Io, flags: WorkerFlags): Promise<number> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    const telemetry = await cliTelemetry();
+    const telemetry = await cliTelemetry(out);
     const w = new Worker(store, graphs, {
       concurrency,
       leaseMs,
