@@ -65,6 +65,7 @@ export function hintFor(io: Io, error: WaymarkError): string {
     case 'INPUT_NOT_ALLOWED':
       return "the graph's input schema lists the fields a run may set; the others are private to it";
     case 'RUN_NOT_FOUND':
+      if (reason === 'ambiguous') return 'name the run by more of its id, or all of it';
       if (reason === 'no-database') {
         return isPostgres(io.flags.db)
           ? 'a run lives in the database it was started with: check --store and its ?schema= (default waymark)'

@@ -48,7 +48,16 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
 
 async function act(io: Io, command: CommandSpec, args: readonly unknown[]): Promise<number> {
   const action = await command.load();
-  return action(io, ...(args as never[]));
+  try {
+    return await action(io, ...(args as never[]));
+  } catch (error) {
+    // A run named by the start of its id: a command that found no run changed nothing, so it
+    // is run again with the whole id (loaded only then, like the hints).
+    const { withFullRunId } = await import('./run-id-prefix.js');
+    const again = await withFullRunId(io, command, args, error);
+    if (again === undefined) throw error;
+    return action(io, ...(again as never[]));
+  }
 }
 
 /**
