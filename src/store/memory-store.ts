@@ -310,6 +310,8 @@ export class MemoryStore implements Store, WorkQueue {
     }
     const answered = { ...wait, answer, answeredBy: by, answeredAt: at };
     waits.set(requestId, answered);
+    // With its wake-up, as the other stores do in one transaction: any worker continues the run.
+    this.#queue.arrive(runId, null, at, true);
     return answered;
   }
 

@@ -396,9 +396,13 @@ export class SqliteStore implements Store, WorkQueue {
     by: string,
     at: number,
   ): Promise<WaitRecord> {
-    return this.#write(() => {
+    const answered = this.#write(() => {
       const row = this.#sql.answerWait.get({ runId, requestId, answer, by, at }) as Row | undefined;
-      if (row !== undefined) return readWait(row, runId);
+      if (row !== undefined) {
+        // With its wake-up, in one transaction: an answer recorded must never wait unseen.
+        this.#queue.wakeWithin(runId, at);
+        return readWait(row, runId);
+      }
       this.#existing(runId);
       const wait = this.#sql.getWait.get(runId, requestId) as Row | undefined;
       if (wait === undefined) {
@@ -414,6 +418,8 @@ export class SqliteStore implements Store, WorkQueue {
         { retryable: false },
       );
     });
+    this.#queue.toldOfWake();
+    return answered;
   }
 
   async listWaits(runId: string, options: { readonly open?: boolean } = {}): Promise<WaitRecord[]> {

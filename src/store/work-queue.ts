@@ -122,7 +122,11 @@ export interface TaskQueue {
   listTasks(runId: string): Promise<ClaimedTask[]>;
 }
 
-/** Each run's inbox: what ended in it, waiting to be folded in. */
+/**
+ * Each run's inbox: what ended in it, waiting to be folded in. A store that is a work queue
+ * writes a wake-up with every answer `answerWait` records, in the same transaction, so that an
+ * answer recorded is never left unseen by a crash or a lost connection between the two.
+ */
 export interface Inbox {
   /** Asks for the run to be folded again (an answer was recorded): a wake-up in its inbox. */
   wake(runId: string, at: number): Promise<void>;

@@ -352,6 +352,28 @@ export function workQueueConformance(
         expect(await store.inbox('r1')).toEqual([]);
       });
 
+      it('an answer is recorded with its wake-up, at once: a second answer adds none', async () => {
+        await store.createRun(sampleRun('r1'));
+        await store.openWait({
+          runId: 'r1',
+          requestId: 'r1/approve:1',
+          node: 'approve',
+          activation: 'approve:1',
+          request: '{}',
+          openedAt: 2_000,
+          answer: null,
+          answeredBy: null,
+          answeredAt: null,
+          closedAt: null,
+        });
+        await store.answerWait('r1', 'r1/approve:1', 'true', 'lead', 3_000);
+        expect(await store.inbox('r1')).toMatchObject([{ runId: 'r1', attempt: null, at: 3_000 }]);
+        await expect(
+          store.answerWait('r1', 'r1/approve:1', 'false', 'other', 4_000),
+        ).rejects.toMatchObject({ code: 'WAIT_ALREADY_ANSWERED' });
+        expect((await store.inbox('r1')).length).toBe(1);
+      });
+
       it("consume removes items only under the run's current lease", async () => {
         await store.createRun(sampleRun('r1'));
         const [claimed] = await store.claimAndLoadRuns(claimOf('a'));

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Store, WaitRecord } from '../../store/store.js';
-import { servesWorkers } from '../../store/work-queue.js';
 import { type Clock, systemClock } from '../clock.js';
 import { currentSnapshot } from '../codec/current.js';
 import { answerUpdate } from '../core/answer-update.js';
@@ -103,8 +102,8 @@ export async function answer(
     options.by,
     clock.now(),
   );
-  // A store that serves workers is told the run has something to fold: any worker continues it.
-  if (servesWorkers(store)) await store.wake(runId, clock.now());
+  // A store that serves workers wakes the run with the answer, in the same transaction (the
+  // WorkQueue contract): a crash or a lost connection between the two left it waiting for good.
   return answered;
 }
 

@@ -235,9 +235,14 @@ function texts(s: string) {
       SELECT id AS found FROM run`,
     // One conditional UPDATE: of two answers racing, the second re-reads the row the first
     // wrote once its lock is free, finds an answer, and changes nothing.
-    answerWait: `UPDATE ${s}.waits SET answer = $3, answered_by = $4, answered_at = $5
-      WHERE run_id = $1 AND request_id = $2 AND answer IS NULL AND closed_at IS NULL
-      RETURNING ${waitColumns}`,
+    // With its wake-up, in one statement: an answer recorded must never wait unseen (the
+    // inbox's trigger tells idle workers).
+    answerWait: `WITH answered AS (
+        UPDATE ${s}.waits SET answer = $3, answered_by = $4, answered_at = $5
+        WHERE run_id = $1 AND request_id = $2 AND answer IS NULL AND closed_at IS NULL
+        RETURNING ${waitColumns}),
+      woken AS (INSERT INTO ${s}.inbox (run_id, attempt, at) SELECT run_id, NULL, $5 FROM answered)
+      SELECT * FROM answered`,
     getWait: `SELECT r.id AS found, w.run_id, w.request_id, w.node, w.activation, w.request,
         w.opened_at, w.answer, w.answered_by, w.answered_at, w.closed_at
       FROM ${s}.runs r LEFT JOIN ${s}.waits w ON w.run_id = r.id AND w.request_id = $2

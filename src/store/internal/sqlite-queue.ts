@@ -249,6 +249,16 @@ export class SqliteQueue {
     this.#signals.tell('runs');
   };
 
+  /** A wake-up written inside the caller's write transaction (an answer's); tell after it commits. */
+  wakeWithin(runId: string, at: number): void {
+    this.#sql.wake.run(at, runId);
+  }
+
+  /** Tells this process's idle workers of a wake-up written with {@link wakeWithin}. */
+  toldOfWake(): void {
+    this.#signals.tell('runs');
+  }
+
   readonly inbox = async (runId: string): Promise<InboxRecord[]> => this.#inboxOf(runId);
 
   readonly consume = async (runId: string, lease: Lease, ids: readonly number[]): Promise<void> => {
