@@ -22,7 +22,7 @@ import { limitParam } from '../pg-params.js';
 import { readInbox, readTask, readWorker } from '../queue-rows.js';
 import { Columns, type Row, readEvent } from '../rows.js';
 import type { PgConnection } from './connection.js';
-import { loaded } from './run-log.js';
+import { loaded, loadRun, runNotFound } from './run-log.js';
 
 export async function claimAndLoadRuns(db: PgConnection, claim: WorkClaim): Promise<ClaimedRun[]> {
   checkLeaseMs('(claim)', claim.leaseMs);
@@ -57,10 +57,21 @@ export async function claimAndLoadRuns(db: PgConnection, claim: WorkClaim): Prom
           ),
         )
         .sort((a, b) => a.seq - b.seq);
-      const inbox = parts.inbox
+      const items = parts.inbox
         .map((row) => readInbox(row, runId, 'inbox_'))
         .sort((a, b) => a.id - b.id);
-      claimed.push({ lease, run: loaded(runId, { run: head, events }), inbox });
+      const last = events.at(-1)?.seq ?? Number(head.snapshot_seq);
+      if (last < Number(head.seq)) {
+        // The claim's UPDATE takes the run's newest row (it follows a row committed after the
+        // statement began), while its reads see the statement's snapshot: a commit landing in
+        // between leaves them short of the head. Not damage: read again, under the lease held
+        // now. What is still short then is damage, and the second read says so.
+        const again = await loadRun(db, runId);
+        if (again === undefined) throw runNotFound(runId);
+        claimed.push({ lease, run: again, inbox: await inbox(db, runId) });
+        continue;
+      }
+      claimed.push({ lease, run: loaded(runId, { run: head, events }), inbox: items });
     } catch (error) {
       claimed.push({ lease, error });
     }
