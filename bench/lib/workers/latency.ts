@@ -60,6 +60,16 @@ async function split(bench: WorkerBench, notify: boolean, count: number, into: n
         committed.set(`${runId}/${task.activation}`, { sent, done: done.catch(() => {}) });
       return done;
     };
+    // A fold's steps may go as one group: their scheduled tasks count from the group's send.
+    const commitAll = store.commitAll.bind(store);
+    store.commitAll = (runId: string, commits: readonly Commit[]) => {
+      const sent = process.hrtime.bigint();
+      const done = commitAll(runId, commits);
+      for (const c of commits)
+        for (const task of c.schedule?.tasks ?? [])
+          committed.set(`${runId}/${task.activation}`, { sent, done: done.catch(() => {}) });
+      return done;
+    };
     const executors = await startWaymarkWorkers(store, bench.build, 2, {
       folds: 0,
       pollMs,

@@ -20,10 +20,15 @@ pg.Pool.prototype.query = function (...args) {
 
 const waymark = await import(pathToFileURL(`${build}/index.js`).href);
 const { PostgresStore } = await import(pathToFileURL(`${build}/postgres.js`).href);
+// A short lease needs statement deadlines within a third of it, as a Worker requires (the
+// store's defaults fit a lease above 9 s): the same fit `waymark worker --lease-ms` makes.
+const lease = options.leaseMs ?? 10_000;
+const queryTimeoutMs = Math.max(100, Math.floor(lease / 3) - 50);
 const store = new PostgresStore({
   connectionString: url,
   schema,
   ...(notify !== undefined && { notify }),
+  ...(lease <= 9_000 && { queryTimeoutMs, statementTimeoutMs: Math.max(50, queryTimeoutMs - 100) }),
 });
 const stop = new AbortController();
 process.on('SIGTERM', () => stop.abort());
