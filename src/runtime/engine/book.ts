@@ -24,6 +24,8 @@ export interface Stepped extends JournalStep {
   readonly before: Snapshot;
   readonly result: StepResult;
   readonly attempt: Attempt | undefined;
+  /** When it was stepped: its time when nothing records it (a run in memory only). */
+  readonly steppedAt: number;
 }
 
 /** What one commit of a book did. */
@@ -163,6 +165,7 @@ export class RunBook {
       attempt,
       after,
       trace,
+      steppedAt: now,
       // Waits and timers live in the store: a run in memory only has none to write.
       extras:
         journal === undefined
@@ -273,22 +276,46 @@ export class RunBook {
         }
         throw error;
       }
-      this.#base = this.#after;
-      // Emptied in place but for the steps, which the caller is handed: this runs every step.
-      this.#due.length = 0;
-      if (steps.length > 0) this.#steps = [];
-      // Handed to the store with the commit: a new list, not this one emptied under it.
-      if (this.#consumed.length > 0) this.#consumed = [];
-      if (this.#ran.size > 0) this.#ran.clear();
-      if (journal === undefined) this.#seq += steps.length;
-      return {
-        steps,
-        seq: journal?.seq ?? this.#seq,
-        at,
-        released: releasing && steps.length > 0,
-        kept,
-      };
+      return this.#booked(steps, kept, releasing, at);
     }
+  }
+
+  /**
+   * Commits what is stepped at once when there is nothing to write: a run in memory only. Saves
+   * the promise a commit is otherwise, on every step of the cheapest runs. Undefined: `commit`.
+   */
+  commitNow(
+    keep: () => readonly Activation[],
+    release: (kept: readonly Activation[]) => boolean,
+  ): Booked | undefined {
+    if (this.#options.journal !== undefined) return undefined;
+    if (this.#consumed.length > 0 && this.#options.store !== undefined) return undefined;
+    const kept = keep();
+    return this.#booked(this.#steps, kept, release(kept), []);
+  }
+
+  #booked(
+    steps: Stepped[],
+    kept: readonly Activation[],
+    releasing: boolean,
+    at: readonly number[],
+  ): Booked {
+    const { journal } = this.#options;
+    this.#base = this.#after;
+    // Emptied in place but for the steps, which the caller is handed: this runs every step.
+    this.#due.length = 0;
+    if (steps.length > 0) this.#steps = [];
+    // Handed to the store with the commit: a new list, not this one emptied under it.
+    if (this.#consumed.length > 0) this.#consumed = [];
+    if (this.#ran.size > 0) this.#ran.clear();
+    if (journal === undefined) this.#seq += steps.length;
+    return {
+      steps,
+      seq: journal?.seq ?? this.#seq,
+      at,
+      released: releasing && steps.length > 0,
+      kept,
+    };
   }
 
   /** Records the steps: one commit alone through the store's own path, several in one transaction. */

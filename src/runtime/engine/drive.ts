@@ -7,7 +7,7 @@ import type { Executor } from '../attempt/executor.js';
 import { endAttemptWorkspaces } from '../attempt/workspace.js';
 import { type Clock, systemClock } from '../clock.js';
 import type { Activation, RunEvent, Snapshot } from '../core/snapshot.js';
-import { type BookOptions, type Due, RunBook, type Stepped } from './book.js';
+import { type Booked, type BookOptions, type Due, RunBook, type Stepped } from './book.js';
 import { Inbox } from './inbox.js';
 import type { Journal } from './journal.js';
 import type { Kept, LeaseKeeper, LeaseLoss } from './lease-keeper.js';
@@ -113,10 +113,12 @@ export class Drive {
   readonly #book: RunBook;
   readonly #executor: Executor;
   readonly #inbox = new Inbox<Item>();
+  // Both made when first needed: a run in memory only, the cheapest, never needs them.
   /** Aborted once the lease is lost: commits stop retrying. */
-  readonly #leaseStop = new AbortController();
-  /** Aborted when the drive ends: its timers stop. */
-  readonly #ended = new AbortController();
+  #leaseStop: AbortController | undefined;
+  /** Aborted when the drive ends: a drain's grace timer stops. */
+  #ended: AbortController | undefined;
+  #over = false;
   #kept: Kept<Lease> | undefined;
   #lost: 'lost' | 'lapsed' | undefined;
   /** A cancellation or the deadline is in: nothing new starts. */
@@ -196,7 +198,8 @@ export class Drive {
     } catch (error) {
       throw this.#lost === undefined ? error : lostLease(this.#book.after.runId, this.#lost, error);
     } finally {
-      this.#ended.abort(runStopped);
+      this.#over = true;
+      this.#ended?.abort(runStopped);
       this.#deadline?.stop.abort(disarmed);
       this.#executor.stop(this.#draining ? drained : runStopped);
       this.#kept?.release();
@@ -221,8 +224,11 @@ export class Drive {
     this.#draining = true;
     this.#inbox.push({ kind: 'drain', graceOver: false });
     // Real time, like the lease: a grace is how long a process shutting down waits.
-    void systemClock.sleep(graceMs, this.#ended.signal).then(() => {
-      if (!this.#ended.signal.aborted) this.#inbox.push({ kind: 'drain', graceOver: true });
+    if (this.#over) return;
+    this.#ended ??= new AbortController();
+    const ended = this.#ended;
+    void systemClock.sleep(graceMs, ended.signal).then(() => {
+      if (!ended.signal.aborted) this.#inbox.push({ kind: 'drain', graceOver: true });
     });
   }
 
@@ -238,7 +244,7 @@ export class Drive {
       return;
     }
     this.#lost = why;
-    this.#leaseStop.abort(new Error(`lease ${why}`));
+    this.#leaseStopping().abort(new Error(`lease ${why}`));
     // Another process may drive the run now: nothing this one still has in flight may land.
     this.#executor.stop(new Error('this process lost the run'));
     this.#inbox.push({ kind: 'lost', why });
@@ -264,7 +270,8 @@ export class Drive {
       }
       // What another process committed is read, and what is stepped here stepped again on top.
       if (refresh) await this.#book.refresh();
-      await this.#commit();
+      const committed = this.#commit();
+      if (committed instanceof Promise) await committed;
     }
   }
 
@@ -288,8 +295,11 @@ export class Drive {
     return false;
   }
 
-  /** Commits what is stepped, then starts what it keeps. */
-  async #commit(): Promise<Folded> {
+  /**
+   * Commits what is stepped, then starts what it keeps. Not a promise when nothing is written
+   * (a run in memory only): one fewer on every step.
+   */
+  #commit(): Folded | Promise<Folded> {
     const book = this.#book;
     const options = this.#options;
     if (!book.dirty) return this.#foldedOf(0, false);
@@ -303,13 +313,21 @@ export class Drive {
       }
       options.kept?.([]);
     }
-    let booked: Awaited<ReturnType<RunBook['commit']>>;
-    try {
-      booked = await book.commit(this.#keep, this.#releasing, this.#leaseStop.signal);
-    } catch (error) {
-      options.kept?.([]);
-      throw error;
-    }
+    const now = book.commitNow(this.#keep, this.#releasing);
+    if (now !== undefined) return this.#booked(now);
+    return book.commit(this.#keep, this.#releasing, this.#leaseStopping().signal).then(
+      (booked) => this.#booked(booked),
+      (error: unknown) => {
+        options.kept?.([]);
+        throw error;
+      },
+    );
+  }
+
+  /** What a commit made: the steps told, aborts passed on, what it keeps started. */
+  #booked(booked: Booked): Folded {
+    const book = this.#book;
+    const options = this.#options;
     options.kept?.(booked.kept);
     if (booked.released) this.#released = true;
     const { steps } = booked;
@@ -317,7 +335,7 @@ export class Drive {
     for (let i = 0; i < steps.length; i++) {
       const s = steps[i]!;
       options.trace.accept(s.trace);
-      options.onCommitted?.(s, first + i, booked.at[i] ?? options.clock.now());
+      options.onCommitted?.(s, first + i, booked.at[i] ?? s.steppedAt);
       for (const command of s.result.commands)
         if (command.type === 'abort') this.#executor.abort(command.activations);
     }
@@ -328,6 +346,11 @@ export class Drive {
         this.#executor.execute(activation, scheduledBy(steps, activation.id) ?? book.after);
     }
     return this.#foldedOf(steps.length, booked.released);
+  }
+
+  #leaseStopping(): AbortController {
+    this.#leaseStop ??= new AbortController();
+    return this.#leaseStop;
   }
 
   #stopping(): boolean {
