@@ -108,7 +108,14 @@ function prune(current) {
   const copies = readdirSync(cache)
     .map((name) => join(cache, name))
     .filter((path) => path !== current)
-    .map((path) => ({ path, at: statSync(path).mtimeMs }))
+    .flatMap((path) => {
+      // Another waymark process may rename or remove its copy between the listing and here.
+      try {
+        return [{ path, at: statSync(path).mtimeMs }];
+      } catch {
+        return [];
+      }
+    })
     .sort((a, b) => b.at - a.at);
   for (const { path, at } of copies.slice(keep - 1)) {
     if (Date.now() - at > staleMs) rmSync(path, { recursive: true, force: true });
