@@ -77,14 +77,18 @@ export function whatWorks(
 }
 
 /**
- * The node to rewind to: the last one that failed, else the one the stop error names (a capped
- * node never ran, but ran before), else the run's first pending or last visited node.
+ * The node to rewind to: the one the run's stop error names (it failed for good, or a cap
+ * stopped it: a capped node never ran, but ran before), else the node the run stood at (its
+ * first pending one, as a cancelled or timed-out run leaves it), else the last one that ran. A
+ * failure that `onError` handled is no stop: the run went on past it.
  */
 function rewindTarget(snapshot: Snapshot, entries: readonly TraceEntry[]): string | undefined {
-  const failed = entries.filter((e) => e.status === 'failed').at(-1);
-  if (failed !== undefined) return failed.node;
   if ('error' in snapshot && entries.some((e) => e.node === snapshot.error.node)) {
     return snapshot.error.node;
+  }
+  if (snapshot.status === 'failed') {
+    const failed = entries.filter((e) => e.status === 'failed').at(-1);
+    if (failed !== undefined) return failed.node;
   }
   return snapshot.pending[0]?.node ?? entries.at(-1)?.node;
 }

@@ -181,6 +181,18 @@ describe.concurrent('waymark cancel', { timeout: testTimeoutMs }, () => {
     expect(run.status).toBe('cancelled');
     expect(run.waits.answered).toEqual([]);
   });
+
+  it('hints a rewind to the node the cancelled run stood at, not to a failure it handled before', async () => {
+    const box = sandbox();
+    expectExit(await box.waymark(['--quiet', 'run', fixture('handled.ts'), '--run-id', 'h']), 3);
+    expectExit(await box.waymark(['cancel', 'h']), 0);
+    const resume = await box.waymark(['resume', 'h']);
+    expectError(resume, 'RUN_NOT_RESUMABLE');
+    expect(resume.stderr).toMatch(/`waymark rewind h --to ask[ `]/);
+    expect(resume.stderr).not.toMatch(/--to lookup/);
+    // And the hinted command works.
+    expectExit(await box.waymark(['--quiet', 'rewind', 'h', '--to', 'ask', '--run-id', 'h2']), 3);
+  });
 });
 
 describe.concurrent('waymark rewind', { timeout: testTimeoutMs }, () => {
