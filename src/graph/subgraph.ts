@@ -64,6 +64,25 @@ export interface SubgraphEntry {
 export const slotOf = (name: string) => `@${name}`;
 
 /**
+ * A state without its subgraphs' private slots: what a person or a client is shown, read from
+ * a store without the graph (a state field may not start with `@`, so every such key is one).
+ *
+ * @example
+ * withoutSlots({ ticket: 't', '@draft': null }); // { ticket: 't' }
+ */
+export function withoutSlots(
+  state: Readonly<Record<string, unknown>>,
+): Readonly<Record<string, unknown>> {
+  let kept: Record<string, unknown> | undefined;
+  for (const key of Object.keys(state)) {
+    if (!key.startsWith('@')) continue;
+    kept ??= { ...state };
+    delete kept[key];
+  }
+  return kept ?? state;
+}
+
+/**
  * The schema of a slot: none to speak of. What a slot receives was made by the step (an entry's
  * child state, parsed as a run's input; an exit's clearing) or parsed by the child's own field
  * schemas where the child's node ran, so the parent's parse passes it through as it is.
@@ -84,6 +103,37 @@ export function declaredName(name: string): string {
   return name.endsWith(exitSuffix) ? name.slice(0, -exitSuffix.length) : name;
 }
 const exitSuffix = '/__end__';
+
+/**
+ * An activation id as the user declared its node: a subgraph's exit (`draft/__end__:1`) is the
+ * subgraph node's (`draft:1`), whose entry its child's first node names as parent already.
+ *
+ * @example
+ * declaredActivation('draft/__end__:1'); // 'draft:1'
+ */
+export function declaredActivation(id: string): string {
+  return id.includes(exitSuffix) ? id.replace(`${exitSuffix}:`, ':') : id;
+}
+
+/**
+ * A child node's update as the node returned it: the step records it inside its subgraph's
+ * slot (`{ '@draft': { merge: { text } } }`, nested once per subgraph), which is no field of
+ * the user's.
+ *
+ * @example
+ * ownUpdate({ '@draft': { merge: { text: 'hi' } } }); // { text: 'hi' }
+ */
+export function ownUpdate(update: unknown): unknown {
+  let own = update;
+  for (;;) {
+    if (typeof own !== 'object' || own === null) return own;
+    const keys = Object.keys(own);
+    if (keys.length !== 1 || !keys[0]!.startsWith('@')) return own;
+    const inner = (own as Record<string, unknown>)[keys[0]!] as { merge?: unknown } | null;
+    if (typeof inner !== 'object' || inner === null || !('merge' in inner)) return own;
+    own = inner.merge;
+  }
+}
 
 /** The fields a child is entered with: its `input` schema's, or all of its state. */
 export function inputFields(child: CompiledGraph): readonly string[] {

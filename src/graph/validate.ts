@@ -14,7 +14,8 @@ const hints: Readonly<Record<DiagnosticCode, string>> = {
   ENTRY_UNKNOWN: 'point .entry() at a declared node, or declare the node',
   NAME_INVALID: 'give the node a non-empty string name',
   NAME_DUPLICATE: 'rename one of the nodes; names identify activations, effects and checkpoints',
-  NAME_RESERVED: 'pick another name; END, __end__, START and __start__ are reserved',
+  NAME_RESERVED:
+    'pick another name; END, __end__, START and __start__ are reserved, and a state field may not start with @',
   EDGE_SOURCE_UNKNOWN: 'declare the node, or fix the name in .edge()',
   EDGE_TARGET_UNKNOWN: 'declare the node, fix the name in .edge(), or use END',
   EDGE_MULTIPLE: 'keep one static edge, or replace them with a router that picks one',
@@ -319,6 +320,14 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
       'OPTION_INVALID',
       `the graph has version = ${show(def.version)}; it must be a whole number >= 1`,
     );
+  }
+  for (const field of def.fields) {
+    // A subgraph keeps its child's state under `@name` while it runs; nothing shows those.
+    if (field.startsWith('@'))
+      report(
+        'NAME_RESERVED',
+        `state field "${field}" starts with "@", which marks a subgraph's private slot`,
+      );
   }
   for (const field of Object.keys(def.reducers)) {
     if (!fields.has(field))

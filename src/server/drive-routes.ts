@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import { withoutSlots } from '../graph/subgraph.js';
 import { resume } from '../runtime/local/resume.js';
 import { run } from '../runtime/local/run.js';
 import { answer } from '../runtime/ops/answer.js';
@@ -20,7 +21,13 @@ export function driveRoutes(app: Hono, api: ApiContext): void {
     const graph = api.graphNamed(body.graph);
     const runId = body.runId ?? crypto.randomUUID();
     await api.launch(runId, (watcher, drain) =>
-      run(graph, (body.input ?? {}) as never, { ...drain, store, runId, watch: watcher }),
+      run(graph, (body.input ?? {}) as never, {
+        ...drain,
+        ...api.labelsFor(graph),
+        store,
+        runId,
+        watch: watcher,
+      }),
     );
     return c.json({ runId, status: (await statusOf(runId)) ?? 'running' }, 202);
   });
@@ -66,6 +73,7 @@ export function driveRoutes(app: Hono, api: ApiContext): void {
     await api.launch(next, (watcher, drain) =>
       continueThread(store, graph, runId, body.input ?? {}, {
         ...drain,
+        ...api.labelsFor(graph),
         runId: next,
         watch: watcher,
       }),
@@ -81,6 +89,6 @@ export function driveRoutes(app: Hono, api: ApiContext): void {
       by: body.by,
       reason: body.reason,
     });
-    return c.json({ runId, status: after.status, state: after.state });
+    return c.json({ runId, status: after.status, state: withoutSlots(after.state) });
   });
 }

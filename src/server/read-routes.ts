@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { renderGraph } from '../graph/render.js';
+import { withoutSlots } from '../graph/subgraph.js';
 import { inspect } from '../runtime/ops/inspect.js';
 import { threadLabel } from '../runtime/ops/labels.js';
 import { history } from '../runtime/ops/states.js';
@@ -52,7 +53,7 @@ export function readRoutes(app: Hono, api: ApiContext): void {
     return c.json({
       run: runJson(view.run),
       status: view.snapshot.status,
-      state: view.snapshot.state,
+      state: withoutSlots(view.snapshot.state),
       pending: view.snapshot.pending.map((a) => a.id),
       path: view.trace.path,
       ...('error' in view.snapshot && { error: view.snapshot.error }),

@@ -8,6 +8,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { NodeKind } from '../graph/kinds.js';
+import { declaredActivation } from '../graph/subgraph.js';
 import type { Usage } from '../graph/types.js';
 import type { Activation } from '../runtime/core/snapshot.js';
 import type { AttemptEnded } from '../runtime/watch/telemetry.js';
@@ -35,7 +36,7 @@ export function activationAttributes(
     [wm.kind]: kind,
     [wm.attempt]: activation.attempt,
   };
-  if (activation.parent !== null) attributes[wm.parent] = activation.parent;
+  if (activation.parent !== null) attributes[wm.parent] = declaredActivation(activation.parent);
   if (activation.branch !== undefined) {
     attributes[wm.fanOut] = activation.branch.fanOut;
     attributes[wm.branch] = activation.branch.index;

@@ -1,4 +1,5 @@
 import type { ErrorValue } from '../../error/error-value.js';
+import { declaredActivation, ownUpdate, withoutSlots } from '../../graph/subgraph.js';
 import type { JoinSummary } from '../../graph/types.js';
 import type { BranchRef, RunEvent, RunStatus, Snapshot, StepResult } from '../core/snapshot.js';
 
@@ -215,9 +216,9 @@ export function stepEvents(
         activation: activation.id,
         node: activation.node,
         attempt: activation.attempt,
-        update: update ?? null,
+        update: ownUpdate(update ?? null),
         ...(event.type === 'completed' && event.reused === true && { reused: true as const }),
-        ...(options.states === true && { state: after.state }),
+        ...(options.states === true && { state: withoutSlots(after.state) }),
       });
     } else {
       bodies.push({
@@ -240,7 +241,7 @@ export function stepEvents(
         activation: a.id,
         node: a.node,
         attempt: a.attempt,
-        parent: a.parent,
+        parent: a.parent === null ? null : declaredActivation(a.parent),
         ...(a.branch !== undefined && { branch: a.branch }),
         ...(a.notBefore !== undefined && { notBefore: a.notBefore }),
       });
@@ -262,7 +263,12 @@ export function stepEvents(
   for (const a of after.pending) {
     if (a.paused !== true || before.pending.some((b) => b.id === a.id && b.paused === true))
       continue;
-    bodies.push({ type: 'activation.paused', activation: a.id, node: a.node, parent: a.parent });
+    bodies.push({
+      type: 'activation.paused',
+      activation: a.id,
+      node: a.node,
+      parent: a.parent === null ? null : declaredActivation(a.parent),
+    });
   }
   const started = event.type === 'started' || event.type === 'resumed';
   if (after.status !== before.status && !started) {
