@@ -12,6 +12,8 @@ export interface StoredRun {
    * process died mid-flight): then only `inspect()` with the graph can say.
    */
   readonly snapshot: Snapshot | undefined;
+  /** The run's latest checkpoint, current or not: what a reader without the graph can show. */
+  readonly checkpoint: Snapshot;
 }
 
 /**
@@ -27,8 +29,8 @@ export async function readStoredRun(store: Store, runId: string): Promise<Stored
   if (loaded === undefined) {
     throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
   }
-  if (loaded.events.length > 0) return { loaded, snapshot: undefined };
-  return { loaded, snapshot: parseSnapshot(loaded.snapshot.data, runId) };
+  const checkpoint = parseSnapshot(loaded.snapshot.data, runId);
+  return { loaded, snapshot: loaded.events.length > 0 ? undefined : checkpoint, checkpoint };
 }
 
 // The checks of runtime/codec/codec.ts's decodeSnapshot, without the graph it needs only to rebuild

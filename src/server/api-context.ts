@@ -12,6 +12,8 @@ export interface ApiContext {
   graphs(): Iterable<CompiledGraph>;
   /** A graph the server has, by name; GRAPH_NOT_SERVED otherwise. */
   graphNamed(name: string): CompiledGraph;
+  /** The labels a run the API starts of `graph` is recorded with: `{ labels }`, or nothing. */
+  labelsFor(graph: CompiledGraph): { readonly labels?: Readonly<Record<string, string>> };
   /** A stored run and its graph; RUN_NOT_FOUND or GRAPH_NOT_SERVED otherwise. */
   runAndGraph(runId: string): Promise<[RunRecord, CompiledGraph]>;
   /**
@@ -53,6 +55,7 @@ export function apiContext(
   served: readonly CompiledGraph[],
   onBackground?: (runId: string, outcome: RunResult | unknown) => void,
   graceMs = defaultServeGraceMs,
+  runLabels?: (graph: CompiledGraph) => Readonly<Record<string, string>> | undefined,
 ): ApiContext {
   const graphs = new Map(served.map((g) => [g.name, g]));
   const stopping = new AbortController();
@@ -76,6 +79,10 @@ export function apiContext(
     live,
     graphs: () => graphs.values(),
     graphNamed,
+    labelsFor(graph) {
+      const labels = runLabels?.(graph);
+      return labels === undefined ? {} : { labels };
+    },
     async runAndGraph(runId) {
       const record = await store.getRun(runId);
       if (record === undefined) {

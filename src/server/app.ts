@@ -39,6 +39,12 @@ export interface AppOptions {
    * sent, and a page of another origin cannot read a response.
    */
   readonly corsOrigins?: readonly string[];
+  /**
+   * Labels recorded on every run the API starts of `graph` (a start, a thread's next run).
+   * `waymark serve` records each graph's module (`graphFile`), so that the CLI finds the graph
+   * of a run the server started, as it does for one it started itself.
+   */
+  readonly runLabels?: (graph: CompiledGraph) => Readonly<Record<string, string>> | undefined;
 }
 
 /** The API and the runs it drives in this process, which `drain()` gives back. */
@@ -68,7 +74,13 @@ const defaultMaxBodyBytes = 1024 * 1024;
  */
 export function createApp(options: AppOptions): App {
   const { token } = options;
-  const api = apiContext(options.store, options.graphs, options.onBackground, options.drainGraceMs);
+  const api = apiContext(
+    options.store,
+    options.graphs,
+    options.onBackground,
+    options.drainGraceMs,
+    options.runLabels,
+  );
   const app = new Hono();
   const expected = Buffer.from(`Bearer ${token}`);
 

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { ownerIsDead } from '../runtime/engine/identity.js';
+import { liveWorkers, movedOnBy } from '../runtime/ops/drivers.js';
 import type { RunRecord, Store } from '../store/store.js';
 import type { ApiContext } from './api-context.js';
 import { route } from './route.js';
@@ -16,7 +16,7 @@ interface Watched {
   readonly runId: string;
   readonly status: string;
   readonly seq: number;
-  /** For a `running` run: a process drives it now (false: interrupted, a resume continues it). */
+  /** For a `running` run: a process or a live worker moves it on (false: interrupted, a resume continues it). */
   readonly live: boolean;
 }
 
@@ -72,10 +72,11 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 async function watched(store: Store): Promise<Watched[]> {
-  const [running, waiting, newest] = await Promise.all([
+  const [running, waiting, newest, workers] = await Promise.all([
     store.listRuns({ status: 'running', limit: 500 }),
     store.listRuns({ status: 'waiting', limit: 500 }),
     store.listRuns({ limit: recent }),
+    liveWorkers(store),
   ]);
   const byId = new Map<string, RunRecord>();
   for (const r of [...running, ...waiting, ...newest]) byId.set(r.id, r);
@@ -83,6 +84,7 @@ async function watched(store: Store): Promise<Watched[]> {
     runId: r.id,
     status: r.status,
     seq: r.seq,
-    live: r.status === 'running' && r.lease?.live === true && !ownerIsDead(r.lease),
+    // Workers hold a run's lease only while they fold it: live workers of its graph move it on.
+    live: movedOnBy(r, workers) !== null,
   }));
 }

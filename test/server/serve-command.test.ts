@@ -129,3 +129,43 @@ describe('waymark serve, started by a person or by npm', { timeout: testTimeoutM
     },
   );
 });
+
+describe('a run waymark serve started, from the command line', { timeout: testTimeoutMs }, () => {
+  it('is answered and shown with no --graph: the server records its graph file, as `waymark run` does', async () => {
+    const box = sandbox();
+    const server = spawn(
+      process.execPath,
+      [bin, '--db', box.db, 'serve', '--graphs', fixture('review.ts'), '--port', '0'],
+      { cwd: box.dir, env: { ...plainEnv, NO_COLOR: '1', WAYMARK_TOKEN: 'secret-token' } },
+    );
+    servers.push(server.pid!);
+    const out = outputOf(server);
+    await out.until('SIGTERM or Ctrl-C stops it');
+    const url = /at (http:\/\/127\.0\.0\.1:\d+)/.exec(out.seen.stdout)![1]!;
+    const started = await fetch(`${url}/runs`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer secret-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ graph: 'review', input: { title: 'T' }, runId: 'served' }),
+    });
+    expect(started.status).toBe(202);
+    const status = async () =>
+      (await (
+        await fetch(`${url}/runs/served`, { headers: { authorization: 'Bearer secret-token' } })
+      ).json()) as { status?: string; run?: { status?: string } };
+    for (let i = 0; i < 100; i++) {
+      const body = await status();
+      if ((body.status ?? body.run?.status) === 'waiting') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+
+    // The answer resumes the run here, to its next person: it waits again (exit 3).
+    const approved = await box.waymark(['approve', 'served']);
+    expect(approved.code, approved.stderr).toBe(3);
+    expect(approved.stderr).not.toMatch(/--graph/);
+    const shown = await box.waymark(['show', 'served']);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/answered review by cli/);
+    server.kill('SIGTERM');
+    expect(await exited(server)).toBe(0);
+  });
+});

@@ -1,4 +1,5 @@
 import { WaymarkError } from '../../error/waymark-error.js';
+import type { Driver } from '../../runtime/ops/drivers.js';
 import { threadLabel } from '../../runtime/ops/labels.js';
 import {
   type RunRecord,
@@ -8,7 +9,7 @@ import {
 } from '../../store/store.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
-import { isDriven, leaseJson, statusLabel } from '../liveness.js';
+import { driversOf, isDriven, leaseJson, statusLabel } from '../liveness.js';
 import { isPostgres, shownLocation } from '../location.js';
 import { type CliStore, locationOf, noDatabase, withExistingStore } from '../session.js';
 import { iso } from '../time.js';
@@ -54,7 +55,8 @@ export async function ls(
     // worker ever registered in has its runs driven by the commands that run them.
     const workers = await store.listWorkers();
     const inProcess = workers.length === 0 && !isPostgres(out.flags.db);
-    return { runs: listed, served: inProcess ? undefined : servedGraphs(workers) };
+    const drivers = await driversOf(store, listed);
+    return { runs: listed, served: inProcess ? undefined : servedGraphs(workers), drivers };
   });
   // Listing never creates a database. A location the command was given that holds none is
   // mistyped; the default one simply has no runs yet.
@@ -71,16 +73,17 @@ export async function ls(
     out.line(`no runs (${noDatabase(out)} yet)`);
     return exitCode.succeeded;
   }
-  const { runs, served } = found.value;
+  const { runs, served, drivers } = found.value;
+  const driver = (r: RunRecord): Driver => drivers.get(r.id) ?? { kind: 'nobody' };
   const unserved = (r: RunRecord) =>
     served !== undefined &&
     (r.status === 'running' || r.status === 'waiting') &&
-    !isDriven(r) &&
+    !(r.status === 'running' && isDriven(driver(r))) &&
     !served.has(`${r.graph}@${r.graphHash}`);
   out.json({
     type: 'runs',
     db,
-    runs: runs.map((r) => ({ ...summary(r), ...(unserved(r) && { unserved: true }) })),
+    runs: runs.map((r) => ({ ...summary(r, driver(r)), ...(unserved(r) && { unserved: true }) })),
   });
   if (runs.length === 0) out.line('no runs');
   for (const r of runs) {
@@ -88,7 +91,7 @@ export async function ls(
       ? `  (no live worker runs graph ${r.graph} ${r.graphHash.slice(0, 12)})`
       : '';
     out.line(
-      `${r.id}  ${statusLabel(r).padEnd(11)}  ${r.graph.padEnd(16)}  ${String(r.seq).padStart(5)} events  ${iso(r.updatedAt)}${note}`,
+      `${r.id}  ${statusLabel(r, driver(r)).padEnd(11)}  ${r.graph.padEnd(16)}  ${String(r.seq).padStart(5)} events  ${iso(r.updatedAt)}${note}`,
     );
   }
   return exitCode.succeeded;
@@ -102,13 +105,13 @@ function servedGraphs(workers: readonly WorkerRecord[]): Set<string> {
 }
 
 /** A run as `ls --json` lists it. */
-function summary(r: RunRecord) {
+function summary(r: RunRecord, driver: Driver) {
   return {
     runId: r.id,
     graph: r.graph,
     status: r.status,
-    // A running run nobody drives is interrupted: its process is gone.
-    live: r.status === 'running' ? isDriven(r) : null,
+    // A running run nobody moves on is interrupted: its process is gone, no worker takes it up.
+    live: r.status === 'running' ? isDriven(driver) : null,
     lease: leaseJson(r.lease),
     seq: r.seq,
     createdAt: iso(r.createdAt),

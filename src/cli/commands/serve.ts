@@ -1,5 +1,5 @@
 import { exitCode } from '../exit-code.js';
-import { graphsOf } from '../graphs-of.js';
+import { graphsOf, servedRunLabels } from '../graphs-of.js';
 import type { Io } from '../io.js';
 import { openStore, whereIs } from '../session.js';
 import { untilStopped } from '../until-stopped.js';
@@ -47,6 +47,7 @@ export async function serveApi(out: Io, flags: ServeFlags): Promise<number> {
     host: flags.host,
     port,
     drainGraceMs: graceMs,
+    runLabels: servedRunLabels,
     ...(flags.cors !== undefined && {
       corsOrigins: flags.cors
         .split(',')

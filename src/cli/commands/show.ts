@@ -1,12 +1,14 @@
 import type { ErrorCause, ErrorValue } from '../../error/error-value.js';
 import { WaymarkError } from '../../error/waymark-error.js';
+import { withoutSlots } from '../../graph/subgraph.js';
 import type { Snapshot } from '../../runtime/core/snapshot.js';
+import type { Driver } from '../../runtime/ops/drivers.js';
 import { loadTrace } from '../../runtime/ops/history.js';
 import type { Trace } from '../../runtime/watch/trace.js';
 import type { RunRecord, WaitRecord } from '../../store/store.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
-import { isDriven, leaseJson, ownerLine, statusLabel } from '../liveness.js';
+import { driversOf, isDriven, leaseJson, ownerLine, statusLabel } from '../liveness.js';
 import { waitView } from '../report.js';
 import type { CliStore } from '../session.js';
 import { graphFileOf, graphOfRun, withRunStore } from '../session.js';
@@ -18,6 +20,12 @@ interface RunView {
   readonly snapshot: Snapshot;
   readonly waits: readonly WaitRecord[];
   readonly trace: Trace;
+  readonly driver: Driver;
+  /**
+   * Set when the view is the run's last checkpoint, with events after it that only its graph
+   * can replay, and no graph file known: how many, and the checkpoint's seq.
+   */
+  readonly asOf?: { readonly seq: number; readonly laterEvents: number };
 }
 
 /** `waymark show <run-id>`: how the run stands, from its last checkpoint when that is current. */
@@ -52,18 +60,24 @@ export async function show(
       answeredAt: iso(w.answeredAt!),
     }));
   const stopError = 'error' in snapshot ? snapshot.error : undefined;
+  const now = snapshot.graph;
+  const restamped = now.hash !== run.graphHash || now.version !== run.graphVersion;
   out.json({
     type: 'run',
     runId: run.id,
-    graph: { name: run.graph, hash: run.graphHash, version: run.graphVersion },
+    // The graph the run goes under now: a resume under a changed graph restamps its checkpoint.
+    graph: { name: now.name, hash: now.hash, version: now.version },
+    ...(restamped && {
+      startedUnder: { name: run.graph, hash: run.graphHash, version: run.graphVersion },
+    }),
     status: snapshot.status,
-    live: snapshot.status === 'running' ? isDriven(run) : null,
+    live: snapshot.status === 'running' ? isDriven(view.driver) : null,
     lease: leaseJson(run.lease),
     createdAt: iso(run.createdAt),
     updatedAt: iso(run.updatedAt),
     steps: snapshot.steps,
     path: view.trace.path,
-    state: snapshot.state,
+    state: withoutSlots(snapshot.state),
     pending: snapshot.pending.map((a) => a.id),
     waits: { open, answered },
     errors: snapshot.errors,
@@ -71,13 +85,22 @@ export async function show(
     spent: snapshot.spent,
     limits: snapshot.limits,
     ...(stopError && { error: stopError }),
+    ...(view.asOf !== undefined && { asOf: view.asOf }),
   });
   const { c } = out;
   out.line(`run      ${c.bold(run.id)}`);
-  out.line(`graph    ${run.graph} v${run.graphVersion} (${run.graphHash.slice(0, 12)})`);
-  const shown = snapshot.status === 'running' ? statusLabel(run) : snapshot.status;
+  const under = restamped
+    ? `, started under v${run.graphVersion} (${run.graphHash.slice(0, 12)})`
+    : '';
+  out.line(`graph    ${now.name} v${now.version} (${now.hash.slice(0, 12)})${under}`);
+  const shown = snapshot.status === 'running' ? statusLabel(run, view.driver) : snapshot.status;
   out.line(`status   ${shown} after ${snapshot.steps} step(s)`);
-  const owner = snapshot.status === 'running' ? ownerLine(run) : undefined;
+  if (view.asOf !== undefined) {
+    out.line(
+      `as of    its checkpoint at seq ${view.asOf.seq}: ${view.asOf.laterEvents} later event(s) are not replayed without its graph (give --graph <file>)`,
+    );
+  }
+  const owner = snapshot.status === 'running' ? ownerLine(run, view.driver) : undefined;
   if (owner !== undefined) out.line(`owner    ${owner}`);
   out.line(`started  ${iso(run.createdAt)}`);
   out.line(`updated  ${iso(run.updatedAt)}`);
@@ -108,7 +131,8 @@ export async function show(
     out.line(`  ${q.activation}: ${q.reasons.join(', ')}: ${JSON.stringify(q.output)}`);
   }
   out.line('state');
-  for (const line of JSON.stringify(snapshot.state, null, 2).split('\n')) out.line(`  ${line}`);
+  for (const line of JSON.stringify(withoutSlots(snapshot.state), null, 2).split('\n'))
+    out.line(`  ${line}`);
   return exitCode.succeeded;
 }
 
@@ -122,15 +146,39 @@ async function readView(
   runId: string,
   flags: { graph?: string },
 ): Promise<RunView> {
-  await graphFileOf(io, store, runId, flags.graph);
+  const file = await graphFileOf(io, store, runId, flags.graph);
   const stored = await readStoredRun(store, runId);
-  if (stored.snapshot !== undefined) {
-    const [waits, trace] = await Promise.all([store.listWaits(runId), loadTrace(store, runId)]);
-    return { run: stored.loaded.run, snapshot: stored.snapshot, waits, trace };
+  // Without a graph file (a run a library or another server started), the last checkpoint is
+  // what can be shown: the events after it are told, not replayed.
+  if (stored.snapshot !== undefined || file === undefined) {
+    const run = stored.loaded.run;
+    const asOf =
+      stored.snapshot === undefined
+        ? { seq: stored.loaded.snapshot.seq, laterEvents: stored.loaded.events.length }
+        : undefined;
+    const [waits, trace, drivers] = await Promise.all([
+      store.listWaits(runId),
+      loadTrace(store, runId),
+      driversOf(store, [run]),
+    ]);
+    return {
+      run,
+      snapshot: stored.checkpoint,
+      waits,
+      trace,
+      driver: driverIn(drivers, runId),
+      ...(asOf !== undefined && { asOf }),
+    };
   }
   const graph = await graphOfRun(io, store, runId, flags.graph);
   const { inspect } = await import('../../runtime/ops/inspect.js');
-  return inspect(store, graph, runId);
+  const view = await inspect(store, graph, runId);
+  const drivers = await driversOf(store, [view.run]);
+  return { ...view, driver: driverIn(drivers, runId) };
+}
+
+function driverIn(drivers: ReadonlyMap<string, Driver>, runId: string): Driver {
+  return drivers.get(runId) ?? { kind: 'nobody' };
 }
 
 /**

@@ -3,7 +3,7 @@ import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import { labelsOf } from '../../runtime/ops/labels.js';
 import { exitCode } from '../exit-code.js';
-import { graphsOf } from '../graphs-of.js';
+import { graphsOf, noteGraphFile, servedRunLabels } from '../graphs-of.js';
 import type { Io } from '../io.js';
 import { type CliStore, graphFileLabel, openStore, whereIs } from '../session.js';
 import { untilStopped } from '../until-stopped.js';
@@ -46,6 +46,7 @@ export async function ui(out: Io, flags: UiFlags): Promise<number> {
       graphs,
       port,
       ui: uiDir,
+      runLabels: servedRunLabels,
       onBackground: (runId, outcome) => {
         if (outcome instanceof Error) out.error(`run ${runId}: ${outcome.message}`);
       },
@@ -87,7 +88,9 @@ async function recordedGraphs(out: Io, store: CliStore): Promise<CompiledGraph[]
   for (const file of files) {
     try {
       const { graph } = await loadGraph(file);
-      if (!graphs.has(graph.name)) graphs.set(graph.name, graph);
+      if (graphs.has(graph.name)) continue;
+      noteGraphFile(graph, file);
+      graphs.set(graph.name, graph);
     } catch (error) {
       out.error(`${file}: ${error instanceof Error ? error.message : String(error)}`);
     }

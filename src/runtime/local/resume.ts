@@ -165,8 +165,11 @@ async function planLoaded(
     // Still waiting for a person, and nothing to change: nothing to do, and nothing is written.
     if (owed.length === 0 && migrated === undefined && options.maxSteps === undefined && !paused)
       return { snapshot, seq, events: [] };
+    // Continued under a changed graph (an answer given after an edit): the resume restamps the
+    // checkpoint, so that what the run goes under now is what it says.
+    const edited = snapshot.graph.hash !== graph.hash || snapshot.graph.version !== graph.version;
     const resumed: RunEvent[] =
-      options.maxSteps === undefined && !paused ? [] : [{ type: 'resumed', ...raise }];
+      options.maxSteps === undefined && !paused && !edited ? [] : [{ type: 'resumed', ...raise }];
     return { snapshot, seq, events: [...first, ...resumed, ...owed] };
   }
   const start: RunEvent = neverStarted ? { type: 'started' } : { type: 'resumed', ...raise };
