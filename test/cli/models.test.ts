@@ -46,6 +46,20 @@ describe.concurrent('model usage, quarantine and --model on the command line', (
   );
 
   it(
+    'an input the graph refuses is refused before the models line, which names no examples',
+    async () => {
+      const box = sandbox();
+      const out = await box.waymark(['run', metered, '--input', '{"nope":1}', '--run-id', 'x']);
+      expectError(out, 'INPUT_INVALID', { lines: 'any' });
+      expect(out.stdout).not.toMatch(/models:/);
+      const ok = await box.waymark(['run', metered, '--run-id', 'm']);
+      expectExit(ok, 0);
+      expect(ok.stdout).not.toMatch(/examples/);
+    },
+    testTimeoutMs,
+  );
+
+  it(
     '--model reaches every model node and stays with the run; a bad name or budget is refused',
     async () => {
       const box = sandbox();

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseBudget } from '../../cost/budget-text.js';
 import { isWaymarkError, WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
+import { startState } from '../../graph/run-input.js';
 import type { Budget } from '../../graph/types.js';
 import { resultOf } from '../../runtime/local/result.js';
 import { resume as resumeStored } from '../../runtime/local/resume.js';
@@ -49,6 +50,8 @@ export async function run(out: Io, file: string, flags: RunFlags): Promise<numbe
   out.about.graphFile = path;
   const budget = budgetOf(flags);
   const promised = flags.budget === undefined ? {} : parseBudget(flags.budget);
+  // An input the graph refuses is refused before anything is said about the run it would be.
+  if (given !== undefined) startState(graph, given);
   announceModels(out, graph, flags.model);
   const runId = flags.runId ?? crypto.randomUUID();
   if (flags.wait && !flags.enqueue) {
@@ -224,7 +227,7 @@ function announceModels(out: Io, graph: CompiledGraph, model: string | undefined
   out.json({ type: 'models', nodes, model: model ?? null });
   out.line(
     model === undefined
-      ? `models: ${nodes.join(', ')} use the graph's own models (scripted in the examples); --model provider:model-id uses a real one`
+      ? `models: ${nodes.join(', ')} use the graph's own models (a scripted one is no real call); --model provider:model-id uses a real one`
       : `models: ${nodes.join(', ')} call ${model}`,
   );
 }
