@@ -13,7 +13,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scriptedOpenAI } from '../support/scripted-openai.js';
 import {
@@ -166,7 +166,7 @@ function trial(dir: string): void {
 }
 
 describe('npm pack', () => {
-  it('ships dist/ (built by prepare), the bin and the docs, and no sources or tests', () => {
+  it('ships dist/ (built by prepare), the bin and the docs, and no tests', () => {
     expect(files).toContain('dist/cli/main.js');
     expect(files).toContain('dist/index.js');
     expect(files).toContain('dist/index.d.ts');
@@ -174,7 +174,26 @@ describe('npm pack', () => {
     expect(files).toContain('docs/cli.md');
     // The web page, built by Vite: `waymark ui` serves it offline.
     expect(files).toContain('dist/ui/index.html');
-    expect(files.filter((f) => f.startsWith('src/') || f.startsWith('test/'))).toEqual([]);
+    expect(files.filter((f) => f.startsWith('test/') || f.endsWith('.test.ts'))).toEqual([]);
+  });
+
+  it('ships every file a source map names, so a stack trace or "go to definition" opens a file that is there', () => {
+    const maps = files.filter((f) => f.endsWith('.map'));
+    expect(maps).toContain('dist/index.js.map');
+    expect(maps).toContain('dist/index.d.ts.map');
+    const named = new Set<string>();
+    for (const map of maps) {
+      const { sources } = JSON.parse(readFileSync(join(repoRoot, map), 'utf8')) as {
+        sources: string[];
+      };
+      for (const source of sources) named.add(posix.join(posix.dirname(map), source));
+    }
+    expect(named.size).toBeGreaterThan(100);
+    expect([...named].filter((f) => !files.includes(f))).toEqual([]);
+    // Only what a map names (and the folders' READMEs, which npm always packs): the web page's
+    // sources are bundled without maps.
+    const unnamed = files.filter((f) => f.startsWith('src/') && !named.has(f));
+    expect(unnamed.filter((f) => !f.endsWith('/README.md'))).toEqual([]);
   });
 });
 
