@@ -213,6 +213,19 @@ describe.concurrent('the package installed into an empty project', { timeout: 30
     expectCode(model, 0);
     expect(model.stdout.trim()).toBe('function');
 
+    // A scriptedModel is an AI SDK model object: without \`ai\` its run stops at the model call,
+    // coded, with the install line that models.md's "Testing offline" shows where it is used.
+    writeFileSync(join(dir, 'scripted.ts'), trialGraph(true));
+    const scripted = npx(dir, ['run', 'scripted.ts', '--input', '{"title":"x"}', '--run-id', 's']);
+    expect(scripted.code).not.toBe(0);
+    expect(`${scripted.stdout}${scripted.stderr}`).toMatch(
+      /MODEL_PROVIDER_MISSING[^\n]*npm install ai@6/,
+    );
+    const offline = readFileSync(join(repoRoot, 'docs/models.md'), 'utf8').split(
+      '## Testing offline',
+    )[1];
+    expect(offline?.split('\n## ')[0]).toContain('npm install ai@6');
+
     // The native module missing (installed with --ignore-scripts, a failed build).
     const binary = join(dir, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
     renameSync(binary, `${binary}.away`);
