@@ -66,9 +66,11 @@ export function executeAttempt(
   node: RuntimeNode,
   activation: Activation,
   input: AttemptInput,
+  startedAt: number = input.clock.now(),
 ): Promise<Attempt> {
   const timeoutMs = node.def.timeoutMs;
-  if (timeoutMs === undefined) return invoke(graph, node, activation, input, input.signal);
+  if (timeoutMs === undefined)
+    return invoke(graph, node, activation, input, input.signal, startedAt);
   const parent = typeof input.signal === 'function' ? input.signal() : input.signal;
 
   // A controller per attempt only when a timeout needs one: it is the costliest object per step.
@@ -76,7 +78,6 @@ export function executeAttempt(
   const forward = () => controller.abort(parent.reason);
   if (parent.aborted) forward();
   else parent.addEventListener('abort', forward, { once: true });
-  const startedAt = input.clock.now();
   const timer = new AbortController();
   const expired = input.clock.sleep(timeoutMs, timer.signal).then((): Attempt | undefined => {
     if (timer.signal.aborted) return undefined;
@@ -84,16 +85,18 @@ export function executeAttempt(
     controller.abort(new Error(error.message));
     return failedAttempt(activation, error, startedAt, input.clock.now());
   });
-  const ran = invoke(graph, node, activation, input, controller.signal).then((attempt) => {
-    // A body that never yielded could not be interrupted: its elapsed time decides.
-    if (attempt.endedAt - attempt.startedAt <= timeoutMs) return attempt;
-    return failedAttempt(
-      activation,
-      timedOut(node, activation, timeoutMs),
-      startedAt,
-      attempt.endedAt,
-    );
-  });
+  const ran = invoke(graph, node, activation, input, controller.signal, startedAt).then(
+    (attempt) => {
+      // A body that never yielded could not be interrupted: its elapsed time decides.
+      if (attempt.endedAt - attempt.startedAt <= timeoutMs) return attempt;
+      return failedAttempt(
+        activation,
+        timedOut(node, activation, timeoutMs),
+        startedAt,
+        attempt.endedAt,
+      );
+    },
+  );
   return Promise.race([ran, expired.then((a) => a ?? ran)]).finally(() => {
     timer.abort(finished);
     parent.removeEventListener('abort', forward);
@@ -106,9 +109,9 @@ async function invoke(
   activation: Activation,
   input: AttemptInput,
   signal: AbortSignal | (() => AbortSignal),
+  startedAt: number,
 ): Promise<Attempt> {
   const ctx = new AttemptContext(activation, input, signal, node.def.exec);
-  const startedAt = input.clock.now();
   const workspace = node.def.workspace;
   let session: WorkspaceSession | undefined;
   let update: unknown;

@@ -68,6 +68,8 @@ export class LocalExecutor implements Executor {
   readonly #done: (attempt: Attempt) => void;
   // Aborted when the run stops for any reason, so in-flight nodes stop waiting.
   readonly #stopped = new AbortController();
+  // Read on every attempt's end: the getter of a controller's signal is not free.
+  readonly #stoppedSignal = this.#stopped.signal;
   readonly #branchSignals = new Map<string, AbortController>();
   readonly #cancelled = new Set<string>();
   readonly #inFlight = new Map<
@@ -100,7 +102,7 @@ export class LocalExecutor implements Executor {
     const { clock } = this.#options;
     // A branch can be cancelled while the run goes on (a sibling won an `any` join), so it
     // gets a controller of its own, created only if the node reads ctx.signal.
-    let signal: AbortSignal | (() => AbortSignal) = this.#stopped.signal;
+    let signal: AbortSignal | (() => AbortSignal) = this.#stoppedSignal;
     if (activation.branch !== undefined) signal = () => this.#branchSignal(activation.id);
     const node = this.#graph.nodes.get(activation.node)!;
     const view = viewOf(snapshot.state, snapshot.fanOuts, activation, node);
@@ -140,10 +142,11 @@ export class LocalExecutor implements Executor {
         startedAt,
       });
       const scope = this.#options.scope?.(activation, node.def.kind);
-      if (scope === undefined) return executeAttempt(this.#graph, node, activation, input);
-      return scope.within(() => executeAttempt(this.#graph, node, activation, input));
+      if (scope === undefined)
+        return executeAttempt(this.#graph, node, activation, input, startedAt);
+      return scope.within(() => executeAttempt(this.#graph, node, activation, input, startedAt));
     };
-    const stopped = this.#stopped.signal;
+    const stopped = this.#stoppedSignal;
     const wait = activation.notBefore === undefined ? 0 : activation.notBefore - clock.now();
     const attempt =
       wait > 0
@@ -168,7 +171,7 @@ export class LocalExecutor implements Executor {
   /** Marks an activation done here; true if what it returns is to be ignored (stopped, cancelled). */
   #ended(activation: Activation): boolean {
     if (this.#active.delete(activation.id)) this.#options.onDone?.(activation);
-    return this.#stopped.signal.aborted || this.#cancelled.has(activation.id);
+    return this.#stoppedSignal.aborted || this.#cancelled.has(activation.id);
   }
 
   /** The sink of one attempt's ephemeral emits: dropped once the attempt is cancelled. */

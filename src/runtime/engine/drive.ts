@@ -186,7 +186,7 @@ export class Drive {
       let folded: Folded;
       try {
         this.#book.add(first);
-        folded = await this.#commit();
+        folded = (await this.#commit(true))!;
       } catch (error) {
         this.#rejectFolded(error);
         throw error;
@@ -270,7 +270,7 @@ export class Drive {
       }
       // What another process committed is read, and what is stepped here stepped again on top.
       if (refresh) await this.#book.refresh();
-      const committed = this.#commit();
+      const committed = this.#commit(false);
       if (committed instanceof Promise) await committed;
     }
   }
@@ -296,27 +296,28 @@ export class Drive {
   }
 
   /**
-   * Commits what is stepped, then starts what it keeps. Not a promise when nothing is written
+   * Commits what is stepped, then starts what it keeps; with `fold`, says what the commit did
+   * (the drive's first one: how a caller learns it landed). Not a promise when nothing is written
    * (a run in memory only): one fewer on every step.
    */
-  #commit(): Folded | Promise<Folded> {
+  #commit(fold: boolean): Folded | undefined | Promise<Folded | undefined> {
     const book = this.#book;
     const options = this.#options;
-    if (!book.dirty) return this.#foldedOf(0, false);
+    if (!book.dirty) return fold ? this.#foldedOf(0, false) : undefined;
     if (options.deferStart === true && book.onlyStart && !this.#stopping()) {
       const kept = options.keep(book);
       if (kept.length > 0) {
         // Not committed yet: the start goes with the first activation's end, one commit for both.
         options.kept?.(kept);
         for (const activation of kept) this.#executor.execute(activation, book.after);
-        return this.#foldedOf(0, false);
+        return fold ? this.#foldedOf(0, false) : undefined;
       }
       options.kept?.([]);
     }
     const now = book.commitNow(this.#keep, this.#releasing);
-    if (now !== undefined) return this.#booked(now);
+    if (now !== undefined) return this.#booked(now, fold);
     return book.commit(this.#keep, this.#releasing, this.#leaseStopping().signal).then(
-      (booked) => this.#booked(booked),
+      (booked) => this.#booked(booked, fold),
       (error: unknown) => {
         options.kept?.([]);
         throw error;
@@ -325,7 +326,7 @@ export class Drive {
   }
 
   /** What a commit made: the steps told, aborts passed on, what it keeps started. */
-  #booked(booked: Booked): Folded {
+  #booked(booked: Booked, fold: boolean): Folded | undefined {
     const book = this.#book;
     const options = this.#options;
     options.kept?.(booked.kept);
@@ -345,7 +346,7 @@ export class Drive {
       for (const activation of booked.kept)
         this.#executor.execute(activation, scheduledBy(steps, activation.id) ?? book.after);
     }
-    return this.#foldedOf(steps.length, booked.released);
+    return fold ? this.#foldedOf(steps.length, booked.released) : undefined;
   }
 
   #leaseStopping(): AbortController {
