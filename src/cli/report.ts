@@ -1,3 +1,4 @@
+import { storedJson } from '../error/store-corrupt.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Snapshot } from '../runtime/core/snapshot.js';
 import type { WaitRequest } from '../runtime/engine/waits.js';
@@ -8,7 +9,7 @@ import { exitCodeOf } from './exit-code.js';
 import type { Io } from './io.js';
 import { commandLine, resumability, whatWorks } from './next.js';
 import { type CliStore, locationOf, whereIs } from './session.js';
-import { readStoredRun, storedJson } from './stored-run.js';
+import { readStoredRun } from './stored-run.js';
 import { iso } from './time.js';
 
 /** An open wait as the CLI shows it. */

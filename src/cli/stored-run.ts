@@ -1,4 +1,6 @@
+import { storedJson } from '../error/store-corrupt.js';
 import { WaymarkError } from '../error/waymark-error.js';
+import { checkpointShape } from '../runtime/codec/snapshot-shape.js';
 import type { Snapshot } from '../runtime/core/snapshot.js';
 import type { LoadedRun, Store } from '../store/store.js';
 
@@ -33,60 +35,8 @@ export async function readStoredRun(store: Store, runId: string): Promise<Stored
   return { loaded, snapshot: loaded.events.length > 0 ? undefined : checkpoint, checkpoint };
 }
 
-// The checks of runtime/codec/codec.ts's decodeSnapshot, without the graph it needs only to rebuild
-// the state of open fan-out branches, which nothing here prints.
+// A checkpoint without the graph, which the codec needs only to rebuild the state of open fan-out
+// branches, which nothing here prints.
 function parseSnapshot(text: string, runId: string): Snapshot {
-  let value: Record<string, unknown>;
-  try {
-    value = JSON.parse(text) as Record<string, unknown>;
-  } catch (cause) {
-    throw corrupt(runId, 'its snapshot is not valid JSON', cause);
-  }
-  const ok =
-    typeof value === 'object' &&
-    value !== null &&
-    typeof value.status === 'string' &&
-    value.runId === runId &&
-    isObject(value.graph) &&
-    isObject(value.state) &&
-    Array.isArray(value.pending) &&
-    typeof value.steps === 'number' &&
-    Array.isArray(value.errors) &&
-    isObject(value.limits);
-  if (!ok) throw corrupt(runId, 'its snapshot does not have the shape of a waymark checkpoint');
-  // Checkpoints written before spend and quarantine were recorded have neither: none yet.
-  return {
-    ...(value as unknown as Snapshot),
-    spent: isObject(value.spent)
-      ? (value.spent as Snapshot['spent'])
-      : { inputTokens: 0, outputTokens: 0, costUsd: 0 },
-    quarantine: Array.isArray(value.quarantine) ? (value.quarantine as Snapshot['quarantine']) : [],
-  };
-}
-
-/**
- * A JSON value the store holds for a run (an answer, a wait's request), or STORE_CORRUPT
- * naming the run: a damaged row is never an uncoded error.
- *
- * @example
- * const answer = storedJson(wait.answer, runId, `the answer to wait "${wait.requestId}"`);
- */
-export function storedJson(text: string, runId: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (cause) {
-    throw corrupt(runId, `${what} is not valid JSON`, cause);
-  }
-}
-
-function corrupt(runId: string, why: string, cause?: unknown): WaymarkError {
-  return new WaymarkError('STORE_CORRUPT', `run "${runId}" cannot be loaded: ${why}`, {
-    retryable: false,
-    details: { runId },
-    ...(cause !== undefined && { cause }),
-  });
-}
-
-function isObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return checkpointShape(storedJson(text, runId, 'its snapshot'), runId) as unknown as Snapshot;
 }

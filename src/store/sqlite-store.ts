@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
+import { storeCorrupt } from '../error/store-corrupt.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import { leaseLost, runOwned, takeLease } from './internal/leases.js';
 import {
-  corrupt,
   type Row,
   readEffect,
   readEvent,
@@ -301,10 +301,11 @@ export class SqliteStore implements Store, WorkQueue {
         );
       }
       const row = this.#sql.latestSnapshot.get(runId) as Row | undefined;
-      if (row === undefined) throw corrupt(runId, 'it has no snapshot', { table: 'snapshots' });
+      if (row === undefined)
+        throw storeCorrupt(runId, 'it has no snapshot', { table: 'snapshots' });
       const snapshot = readSnapshot(row, runId);
       if (snapshot.seq > run.seq) {
-        throw corrupt(
+        throw storeCorrupt(
           runId,
           `its snapshot at seq ${snapshot.seq} is past the run's seq ${run.seq}`,
           { table: 'snapshots', key: snapshot.seq },
@@ -521,7 +522,7 @@ export class SqliteStore implements Store, WorkQueue {
     if (row === undefined) throw runNotFound(runId);
     const num = row.num;
     if (typeof num !== 'number' || !Number.isSafeInteger(num) || num < 1 || num >= 2 ** 31) {
-      throw corrupt(runId, `its runs row holds ${JSON.stringify(num)} in column num`, {
+      throw storeCorrupt(runId, `its runs row holds ${JSON.stringify(num)} in column num`, {
         table: 'runs',
         column: 'num',
       });
@@ -551,7 +552,7 @@ export class SqliteStore implements Store, WorkQueue {
     if (!refused && code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return unavailable(this.path, error);
     // The trigger accepted seq - 1 as the head; then an event or snapshot row was in the way.
     if (!refused) {
-      return corrupt(runId, `it already has rows at seq ${seq}, past its seq ${seq - 1}`, {
+      return storeCorrupt(runId, `it already has rows at seq ${seq}, past its seq ${seq - 1}`, {
         key: seq,
       });
     }
@@ -573,7 +574,7 @@ export class SqliteStore implements Store, WorkQueue {
           event.seq > run.seq
             ? `its event at seq ${event.seq} is past the run's seq ${run.seq}`
             : `its events jump from seq ${expected - 1} to seq ${event.seq}`;
-        throw corrupt(run.id, why, { table: 'events', key: event.seq });
+        throw storeCorrupt(run.id, why, { table: 'events', key: event.seq });
       }
       expected++;
     }

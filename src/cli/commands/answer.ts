@@ -1,3 +1,4 @@
+import { storedJson } from '../../error/store-corrupt.js';
 import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import { answer as recordAnswer } from '../../runtime/ops/answer.js';
@@ -9,7 +10,7 @@ import { commandLine, whatWorks } from '../next.js';
 import { waitView, yesNoShape } from '../report.js';
 import type { CliStore } from '../session.js';
 import { graphOfRun, parseJson, withRunStore } from '../session.js';
-import { readStoredRun, storedJson } from '../stored-run.js';
+import { readStoredRun } from '../stored-run.js';
 import { iso } from '../time.js';
 import { resumeRun } from './run.js';
 

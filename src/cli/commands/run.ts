@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseBudget } from '../../cost/budget-text.js';
+import { storedJson } from '../../error/store-corrupt.js';
 import { isWaymarkError, WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import { startState } from '../../graph/run-input.js';
@@ -50,18 +51,21 @@ export async function run(out: Io, file: string, flags: RunFlags): Promise<numbe
   out.about.graphFile = path;
   const budget = budgetOf(flags);
   const promised = flags.budget === undefined ? {} : parseBudget(flags.budget);
-  // An input the graph refuses is refused before anything is said about the run it would be.
-  if (given !== undefined) startState(graph, given);
-  announceModels(out, graph, flags.model);
   const runId = flags.runId ?? crypto.randomUUID();
   if (flags.wait && !flags.enqueue) {
     throw new WaymarkError('USAGE_INVALID', '--wait follows an enqueued run: give --enqueue too', {
       retryable: false,
     });
   }
-  if (flags.enqueue) return enqueued(out, graph, path, given, runId, flags, budget);
+  if (flags.enqueue) {
+    refuseInput(graph, given);
+    announceModels(out, graph, flags.model);
+    return enqueued(out, graph, path, given, runId, flags, budget);
+  }
   return withStore(out, 'create', async (store) => {
     const input = given ?? (await inputOf(store, flags.reuse));
+    refuseInput(graph, input);
+    announceModels(out, graph, flags.model);
     out.about.runId = runId;
     const result = await withProgress(
       out,
@@ -186,15 +190,7 @@ async function inputOf(store: CliStore, reuse: string | undefined): Promise<unkn
       },
     );
   }
-  try {
-    return (JSON.parse(first.data) as { state: unknown }).state;
-  } catch (cause) {
-    throw new WaymarkError(
-      'STORE_CORRUPT',
-      `run "${reuse}" cannot be loaded: its first snapshot is not valid JSON`,
-      { retryable: false, details: { runId: reuse }, cause },
-    );
-  }
+  return (storedJson(first.data, reuse, 'its first snapshot') as { state: unknown }).state;
 }
 
 function budgetOf(flags: RunFlags): Budget | undefined {
@@ -218,6 +214,11 @@ function budgetOf(flags: RunFlags): Budget | undefined {
 }
 
 /** Says which model the graph's model nodes will call, so a scripted run never passes for a real one. */
+// An input the graph refuses is refused before anything is said about the run it would be.
+function refuseInput(graph: CompiledGraph, input: unknown): void {
+  if (input !== undefined) startState(graph, input);
+}
+
 function announceModels(out: Io, graph: CompiledGraph, model: string | undefined): void {
   // The compiled nodes, not the declaration's: a subgraph's model nodes (`audit/audit`) count.
   const nodes = [...graph.nodes.values()]

@@ -1,4 +1,5 @@
 import type { ErrorCause, ErrorValue } from '../../error/error-value.js';
+import { storedJson } from '../../error/store-corrupt.js';
 import { WaymarkError } from '../../error/waymark-error.js';
 import { withoutSlots } from '../../graph/subgraph.js';
 import type { Snapshot } from '../../runtime/core/snapshot.js';
@@ -12,7 +13,7 @@ import { driversOf, isDriven, leaseJson, ownerLine, statusLabel } from '../liven
 import { waitView } from '../report.js';
 import type { CliStore } from '../session.js';
 import { graphFileOf, graphOfRun, withRunStore } from '../session.js';
-import { readStoredRun, storedJson } from '../stored-run.js';
+import { readStoredRun } from '../stored-run.js';
 import { iso } from '../time.js';
 
 interface RunView {

@@ -1,3 +1,4 @@
+import { isRecord, storeCorrupt, storedJson } from '../../error/store-corrupt.js';
 import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Attempt } from '../attempt/execute.js';
@@ -5,11 +6,11 @@ import { mergeFields } from '../core/apply-update.js';
 import { deepFreeze } from '../core/freeze.js';
 import type { Branch, FanOut, RunEvent, Snapshot } from '../core/snapshot.js';
 import type { TraceEntry } from '../watch/trace.js';
+import { checkpointShape } from './snapshot-shape.js';
 import { parse as parseValue, stringify } from './values.js';
 
 // The typed side of persistence: stores hold these JSON strings and never look inside.
 
-const statuses = new Set(['running', 'waiting', 'succeeded', 'failed', 'cancelled', 'timed_out']);
 // A record over every event type, so the compiler fails here when an event type is added and
 // not listed (an unlisted type made stored answers read as corrupt).
 const knownEventTypes: Record<RunEvent['type'], true> = {
@@ -54,21 +55,7 @@ export function encodeSnapshot(
  * @throws WaymarkError `STORE_CORRUPT` naming the run when the text is not a snapshot.
  */
 export function decodeSnapshot(graph: CompiledGraph, text: string, runId: string): Snapshot {
-  const value = parse(text, runId, 'its snapshot', true) as Record<string, unknown>;
-  const ok =
-    typeof value === 'object' &&
-    value !== null &&
-    statuses.has(value.status as string) &&
-    value.runId === runId &&
-    isObject(value.graph) &&
-    isObject(value.state) &&
-    Array.isArray(value.pending) &&
-    isObject(value.visits) &&
-    typeof value.steps === 'number' &&
-    Array.isArray(value.errors) &&
-    isObject(value.fanOuts) &&
-    isObject(value.limits);
-  if (!ok) throw corrupt(runId, 'its snapshot does not have the shape of a waymark checkpoint');
+  const value = checkpointShape(storedJson(text, runId, 'its snapshot', parseValue), runId);
   if (value.traceparent !== undefined) delete value.traceparent;
   const state = deepFreeze(value.state) as Snapshot['state'];
   const stored = value.fanOuts as Record<string, FanOut>;
@@ -102,14 +89,8 @@ export function decodeSnapshot(graph: CompiledGraph, text: string, runId: string
     return fanOuts[id]!;
   };
   for (const id of Object.keys(stored)) load(id);
-  // Checkpoints written before spend and quarantine were recorded have neither: none yet.
-  const spent = isObject(value.spent)
-    ? (value.spent as Snapshot['spent'])
-    : { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-  const quarantine = Array.isArray(value.quarantine)
-    ? (deepFreeze(value.quarantine) as Snapshot['quarantine'])
-    : [];
-  return { ...(value as unknown as Snapshot), state, fanOuts, spent, quarantine };
+  const quarantine = deepFreeze(value.quarantine) as Snapshot['quarantine'];
+  return { ...(value as unknown as Snapshot), state, fanOuts, quarantine };
 }
 
 /** An event as stored: its update's values tagged when the graph's state needs it. */
@@ -124,12 +105,12 @@ export function encodeEvent(event: RunEvent, graph: CompiledGraph): string {
  * @throws WaymarkError `STORE_CORRUPT` when the text is not a run event.
  */
 export function decodeEvent(text: string, runId: string, seq: number): RunEvent {
-  const value = parse(text, runId, `its event ${seq}`, true) as {
+  const value = storedJson(text, runId, `its event ${seq}`, parseValue) as {
     type?: unknown;
     attempt?: unknown;
   };
   if (typeof value !== 'object' || value === null || !eventTypes.has(value.type as string)) {
-    throw corrupt(runId, `its event ${seq} is not a run event`);
+    throw storeCorrupt(runId, `its event ${seq} is not a run event`);
   }
   if (value.type === 'completed' && value.attempt === undefined)
     return { ...(value as RunEvent), unparsed: true } as RunEvent;
@@ -141,7 +122,12 @@ export function decodeEvent(text: string, runId: string, seq: number): RunEvent 
  * @throws WaymarkError `STORE_CORRUPT` naming the run and the inbox item when it is not one.
  */
 export function decodeAttempt(text: string, runId: string, inboxId: number): Attempt {
-  const value = parse(text, runId, `its inbox item ${inboxId}`, true) as Partial<Attempt> | null;
+  const value = storedJson(
+    text,
+    runId,
+    `its inbox item ${inboxId}`,
+    parseValue,
+  ) as Partial<Attempt> | null;
   const event = value?.event as { type?: unknown; activation?: unknown } | undefined;
   const ok =
     typeof value === 'object' &&
@@ -152,7 +138,7 @@ export function decodeAttempt(text: string, runId: string, inboxId: number): Att
     typeof event.activation === 'string' &&
     typeof value.startedAt === 'number' &&
     typeof value.endedAt === 'number';
-  if (!ok) throw corrupt(runId, `its inbox item ${inboxId} is not an attempt's result`);
+  if (!ok) throw storeCorrupt(runId, `its inbox item ${inboxId} is not an attempt's result`);
   return value as Attempt;
 }
 
@@ -222,15 +208,15 @@ function storedEntry(entry: TraceEntry): StoredEntry {
  */
 export function decodeTrace(text: string | null, runId: string, seq: number): TraceEntry[] {
   if (text === null) return [];
-  const value = parse(text, runId, `the trace of event ${seq}`);
-  if (!Array.isArray(value)) throw corrupt(runId, `the trace of event ${seq} is not a list`);
+  const value = storedJson(text, runId, `the trace of event ${seq}`);
+  if (!Array.isArray(value)) throw storeCorrupt(runId, `the trace of event ${seq} is not a list`);
   return value.map((item: unknown) => {
     if (!Array.isArray(item)) {
-      if (isObject(item)) return item as TraceEntry;
-      throw corrupt(runId, `the trace of event ${seq} holds ${JSON.stringify(item)}`);
+      if (isRecord(item)) return item as unknown as TraceEntry;
+      throw storeCorrupt(runId, `the trace of event ${seq} holds ${JSON.stringify(item)}`);
     }
     if (!isStoredEntry(item)) {
-      throw corrupt(runId, `the trace of event ${seq} holds a damaged entry`);
+      throw storeCorrupt(runId, `the trace of event ${seq} holds a damaged entry`);
     }
     const [node, activation, parent, attempt, startedAt, durationMs, status, retried, optional] =
       item;
@@ -252,7 +238,7 @@ function isStoredEntry(item: readonly unknown[]): item is StoredEntry {
   const [node, activation, parent, attempt, startedAt, durationMs, status, retried, optional] =
     item;
   return (
-    (item.length === fieldCount || (item.length === fieldCount + 1 && isObject(optional))) &&
+    (item.length === fieldCount || (item.length === fieldCount + 1 && isRecord(optional))) &&
     typeof node === 'string' &&
     typeof activation === 'string' &&
     (parent === null || typeof parent === 'string') &&
@@ -262,24 +248,4 @@ function isStoredEntry(item: readonly unknown[]): item is StoredEntry {
     entryStatuses.has(status) &&
     typeof retried === 'boolean'
   );
-}
-
-function parse(text: string, runId: string, what: string, values = false): unknown {
-  try {
-    return values ? parseValue(text) : JSON.parse(text);
-  } catch (cause) {
-    throw corrupt(runId, `${what} is not valid JSON`, cause);
-  }
-}
-
-function corrupt(runId: string, why: string, cause?: unknown): WaymarkError {
-  return new WaymarkError('STORE_CORRUPT', `run "${runId}" cannot be loaded: ${why}`, {
-    retryable: false,
-    details: { runId },
-    ...(cause !== undefined && { cause }),
-  });
-}
-
-function isObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

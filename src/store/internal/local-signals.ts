@@ -1,9 +1,10 @@
 import type { WorkKind } from '../work-queue.js';
 
 /**
- * News of work told within one process (the memory store's, and a SQLite store's own writes):
- * counts per kind, and who waits for which kind. Waiters wake on the next notification, or after
- * their `ms`, or when their signal aborts.
+ * News of work as this process hears it: counts per kind, and who waits for which kind. The
+ * memory store and a SQLite store tell it their own writes; the PostgreSQL store tells it what its
+ * LISTEN connection hears. Waiters wake on the next notification, or after their `ms`, or when
+ * their signal aborts.
  */
 export class LocalSignals {
   readonly #waiting = new Map<() => void, WorkKind | undefined>();

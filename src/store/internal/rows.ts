@@ -1,4 +1,5 @@
-import { WaymarkError } from '../../error/waymark-error.js';
+import { storeCorrupt } from '../../error/store-corrupt.js';
+import type { WaymarkError } from '../../error/waymark-error.js';
 import type {
   EffectRecord,
   MemoRecord,
@@ -27,19 +28,6 @@ export interface RowRef {
 }
 
 const statuses: ReadonlySet<string> = new Set<StoredStatus>(storedStatuses);
-
-/**
- * The error for stored data of one run that cannot be read; only that run's calls fail with it.
- *
- * @example
- * throw corrupt('r1', 'its events jump from seq 2 to seq 4', { table: 'events' });
- */
-export function corrupt(runId: string, why: string, details: object = {}): WaymarkError {
-  return new WaymarkError('STORE_CORRUPT', `run "${runId}" cannot be read: ${why}`, {
-    retryable: false,
-    details: { runId, ...details },
-  });
-}
 
 function describe(value: unknown): string {
   if (value === null) return 'NULL';
@@ -107,7 +95,7 @@ export class Columns {
   #bad(column: string, value: unknown, expected: string): WaymarkError {
     const { runId, table, key } = this.#ref;
     const row = key === undefined ? '' : typeof key === 'number' ? ` at seq ${key}` : ` "${key}"`;
-    return corrupt(
+    return storeCorrupt(
       runId,
       `its ${table} row${row} holds ${describe(value)} in column ${column}, expected ${expected}`,
       { table, ...(key !== undefined && { key }), column },
@@ -129,9 +117,13 @@ export class Columns {
 export function readRun(row: Row, runId: string, now: number): RunRecord {
   const c = new Columns(row, { runId, table: 'runs' });
   if (row.seq === null && row.status === null) {
-    throw corrupt(runId, 'no row of its history holds its status: its newest rows are missing', {
-      table: 'events',
-    });
+    throw storeCorrupt(
+      runId,
+      'no row of its history holds its status: its newest rows are missing',
+      {
+        table: 'events',
+      },
+    );
   }
   const seq = row.seq;
   const head = new Columns(row, {
@@ -302,12 +294,12 @@ export function checkHistory(
         event.seq > run.seq
           ? `its event at seq ${event.seq} is past the run's seq ${run.seq}`
           : `its events jump from seq ${expected - 1} to seq ${event.seq}`;
-      throw corrupt(run.id, why, { table: 'events', key: event.seq });
+      throw storeCorrupt(run.id, why, { table: 'events', key: event.seq });
     }
     expected++;
   }
   if (expected - 1 < run.seq) {
-    throw corrupt(
+    throw storeCorrupt(
       run.id,
       `its events end at seq ${expected - 1}, before the run's seq ${run.seq}: its newest rows are missing`,
       { table: 'events', key: expected },

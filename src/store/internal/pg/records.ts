@@ -1,8 +1,9 @@
 // Effects, waits and memos on PostgreSQL (EffectStore, WaitStore, MemoStore in store.ts).
 
+import { storeCorrupt } from '../../../error/store-corrupt.js';
 import { WaymarkError } from '../../../error/waymark-error.js';
 import type { EffectRecord, MemoRecord, WaitRecord } from '../../store.js';
-import { corrupt, readEffect, readMemo, readWait } from '../rows.js';
+import { readEffect, readMemo, readWait } from '../rows.js';
 import { waitClosed } from '../waits.js';
 import type { PgConnection } from './connection.js';
 import { runNotFound } from './run-log.js';
@@ -15,7 +16,7 @@ export async function recordEffect(db: PgConnection, effect: EffectRecord): Prom
   // Another call recorded it first; this statement, started before it committed, could not
   // see its row, the next one does.
   const stands = await getEffect(db, runId, key);
-  if (stands === undefined) throw corrupt(runId, `its effect "${key}" vanished`, { key });
+  if (stands === undefined) throw storeCorrupt(runId, `its effect "${key}" vanished`, { key });
   return stands;
 }
 

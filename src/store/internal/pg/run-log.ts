@@ -1,6 +1,7 @@
 // The run log on PostgreSQL (RunLog in store.ts): runs, their events and snapshots. Each step's
 // commit is one statement, fenced by the run's seq and lease epoch.
 
+import { storeCorrupt } from '../../../error/store-corrupt.js';
 import { WaymarkError } from '../../../error/waymark-error.js';
 import type {
   Commit,
@@ -18,7 +19,7 @@ import { uniqueViolation } from '../pg-errors.js';
 import { bigintParam, commitExtras, limitParam } from '../pg-params.js';
 import { readPgRun } from '../pg-rows.js';
 import type { Statement } from '../pg-sql.js';
-import { Columns, checkHistory, corrupt, type Row, readEvent, readSnapshot } from '../rows.js';
+import { Columns, checkHistory, type Row, readEvent, readSnapshot } from '../rows.js';
 import type { PgConnection } from './connection.js';
 
 /** How often a refused commit is tried again when the refusal no longer holds. */
@@ -229,7 +230,7 @@ function damaged(runId: string, seq: number) {
     const constraint = uniqueViolation(failure);
     if (constraint !== 'events_pkey' && constraint !== 'snapshots_pkey') return undefined;
     // The head accepted seq - 1; then a row of the run was already where this one goes.
-    return corrupt(runId, `it already has rows at seq ${seq}, past its seq ${seq - 1}`, {
+    return storeCorrupt(runId, `it already has rows at seq ${seq}, past its seq ${seq - 1}`, {
       table: constraint.slice(0, -'_pkey'.length),
       key: seq,
     });
@@ -246,17 +247,21 @@ export function loaded(runId: string, rows: { run: Row; events: StoredEvent[] })
     );
   }
   if (rows.run.snapshot_seq === null) {
-    throw corrupt(runId, 'it has no snapshot', { table: 'snapshots' });
+    throw storeCorrupt(runId, 'it has no snapshot', { table: 'snapshots' });
   }
   const snapshot = readSnapshot(
     { seq: rows.run.snapshot_seq, data: rows.run.snapshot_data },
     runId,
   );
   if (snapshot.seq > run.seq) {
-    throw corrupt(runId, `its snapshot at seq ${snapshot.seq} is past the run's seq ${run.seq}`, {
-      table: 'snapshots',
-      key: snapshot.seq,
-    });
+    throw storeCorrupt(
+      runId,
+      `its snapshot at seq ${snapshot.seq} is past the run's seq ${run.seq}`,
+      {
+        table: 'snapshots',
+        key: snapshot.seq,
+      },
+    );
   }
   const events = checkHistory(run, rows.events, snapshot.seq);
   return { run, snapshot, events: [...events] };

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { CommitFollower } from '../../store.js';
 import type { WorkKind } from '../../work-queue.js';
 import { CommitFollowers } from '../commit-followers.js';
+import { LocalSignals } from '../local-signals.js';
 import { workChannel } from '../pg-queue-sql.js';
 import { watchChannel } from '../pg-watch-sql.js';
 import type { PgConnection } from './connection.js';
@@ -17,9 +18,8 @@ const watchLeaseMs = 30_000;
 export class PgSignals {
   readonly #db: PgConnection;
   #listener: Promise<pg.Client | undefined> | undefined;
-  /** Who waits for work, and for which kind (none: any). */
-  readonly #waiting = new Map<() => void, WorkKind | undefined>();
-  readonly #notified: Record<WorkKind, number> = { runs: 0, tasks: 0 };
+  /** Who waits for work, and for which kind: told what the LISTEN connection hears. */
+  readonly #work = new LocalSignals();
   #listening = false;
   readonly #followers = new CommitFollowers();
   readonly #watcher = randomUUID();
@@ -34,7 +34,7 @@ export class PgSignals {
   }
 
   notifiedOf(kind: WorkKind): number {
-    return this.#notified[kind];
+    return this.#work.notifiedOf(kind);
   }
 
   /**
@@ -52,21 +52,7 @@ export class PgSignals {
     if (signal.aborted) return;
     if (this.#db.notify && !this.#db.closed) await this.#listen();
     // Aborted while the listening connection opened: its abort event has fired already.
-    if (signal.aborted) return;
-    const seen =
-      kind === undefined ? this.#notified.runs + this.#notified.tasks : this.#notified[kind];
-    if (since !== undefined && seen > since) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        this.#waiting.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener('abort', done, { once: true });
-      this.#waiting.set(done, kind);
-    });
+    await this.#work.wait(ms, signal, since, kind);
   }
 
   /**
@@ -108,7 +94,7 @@ export class PgSignals {
   /** Stops renewing, wakes every waiter, and ends the listening connection. */
   async close(): Promise<void> {
     clearInterval(this.#renewing);
-    for (const wake of [...this.#waiting.keys()]) wake();
+    this.#work.wakeAll();
     const listener = await this.#listener?.catch(() => undefined);
     await listener?.end().catch(() => {});
   }
@@ -153,10 +139,7 @@ export class PgSignals {
         return;
       }
       // Payloads are 'tasks' (a task to claim) or 'runs' (an inbox item to fold).
-      const kind: WorkKind = message.payload === 'tasks' ? 'tasks' : 'runs';
-      this.#notified[kind]++;
-      for (const [wake, wants] of [...this.#waiting])
-        if (wants === undefined || wants === kind) wake();
+      this.#work.tell(message.payload === 'tasks' ? 'tasks' : 'runs');
     });
     try {
       await client.connect();
