@@ -61,6 +61,7 @@ export type {
   Usage,
   Workspace,
 } from './graph/types.js';
+export { clear, overwrite, remove } from './graph/update-markers.js';
 export { validate } from './graph/validate.js';
 export type { Patch, PatchFile, WorkspaceDef } from './graph/workspace.js';
 export { patchSchema, workspacePatch } from './graph/workspace.js';

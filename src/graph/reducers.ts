@@ -14,6 +14,11 @@ export interface Reducer<T = unknown> {
    * updates may skip the ones before it (a subgraph's slot when the child is entered or left).
    */
   replaces?(update: T): boolean;
+  /**
+   * Optional: the value with `items` taken out, for `remove(...items)` in an update (list
+   * reducers). Pure, like `apply`; a reducer without it refuses `remove()`.
+   */
+  remove?(current: T, items: readonly unknown[]): T;
 }
 
 /**
@@ -31,6 +36,7 @@ export const replace: Reducer<any> = { name: 'replace', apply: (_current, update
 export const append: Reducer<any[]> = {
   name: 'append',
   apply: (current, update) => (update.length === 0 ? current : [...(current ?? []), ...update]),
+  remove: (current, items) => withoutEqual(current, items),
 };
 
 /**
@@ -63,7 +69,16 @@ export const union: Reducer<any[]> = {
   name: 'union',
   apply: (current, update) =>
     [...new Set([...(current ?? []), ...update].map(positiveZero))].sort(compareUnionItems),
+  remove: (current, items) => withoutEqual(current, items),
 };
+
+// Every item of the list deep-equal to one of `items` goes; the rest keep their order.
+function withoutEqual(current: readonly unknown[] | undefined, items: readonly unknown[]): any[] {
+  const list = current ?? [];
+  const gone = items.map((item) => JSON.stringify(item));
+  const out = list.filter((item) => !gone.includes(JSON.stringify(item)));
+  return out.length === list.length ? (list as any[]) : out;
+}
 
 // 0 and -0 are one Set member and the Set keeps whichever came first, so without this the result
 // would depend on the merge order (JSON turns -0 into 0 on the first save anyway).
@@ -100,6 +115,12 @@ export function mergeByKey<K extends string>(key: K): Reducer<any[]> {
       const byKey = new Map<unknown, unknown>((current ?? []).map((item) => [item[key], item]));
       for (const item of update) byKey.set(item[key], item);
       return [...byKey.values()];
+    },
+    // `remove('m1')` names items by their key, as LangGraph.js's RemoveMessage names an id.
+    remove: (current, keys) => {
+      const list = current ?? [];
+      const out = list.filter((item) => !keys.includes(item[key]));
+      return out.length === list.length ? list : out;
     },
   };
 }

@@ -3,6 +3,7 @@ import type { CompiledGraph, Inline } from './compiled.js';
 import type { Reducer } from './reducers.js';
 import { outputOf, startState } from './run-input.js';
 import type { NodeFn, SubgraphDef } from './types.js';
+import { markerOf, reduce } from './update-markers.js';
 
 type Field<S> = keyof S & string;
 type State = Readonly<Record<string, unknown>>;
@@ -228,17 +229,19 @@ export function slotReducer(child: CompiledGraph): Reducer {
       if ('set' in update) return update.set ?? null;
       const next: Record<string, unknown> = { ...current };
       const fields = update.merge ?? {};
-      if (reducers.size === 0) {
-        for (const key in fields) next[key] = fields[key];
-        return Object.freeze(next);
-      }
       for (const key in fields) {
+        const value = fields[key];
         const reducer = reducers.get(key);
-        next[key] = reducer === undefined ? fields[key] : reducer.apply(next[key], fields[key]);
+        if (reducer === undefined && markerOf(value) === undefined) {
+          next[key] = value;
+          continue;
+        }
+        // Frozen here, field by field where a child reducer (or a marker) made a new value, so
+        // the merge's deep freeze stops at once instead of walking the child's whole state again.
+        const merged = reduce(reducer, next[key], value);
+        frozen(merged);
+        next[key] = merged;
       }
-      // Frozen here, field by field where a child reducer made a new value, so the merge's deep
-      // freeze stops at once instead of walking the child's whole state again.
-      for (const key in fields) if (reducers.has(key)) frozen(next[key]);
       return Object.freeze(next);
     },
     replaces: (update: { set?: unknown }) => 'set' in update,

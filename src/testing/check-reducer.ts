@@ -35,6 +35,13 @@ export interface ReducerReport<T> {
   readonly associative: LawResult<T>;
   /** `apply(a, a)` equals `a`. */
   readonly idempotent: LawResult<T>;
+  /**
+   * For a reducer that removes (`remove()` in an update), checked when `removes` is given:
+   * removing the same items twice equals removing them once, and two removals give the same
+   * list in either order (so branches removing side by side agree at the join). The inputs are
+   * the list and the removals' items.
+   */
+  readonly removal?: LawResult<unknown>;
 }
 
 /**
@@ -48,6 +55,8 @@ export interface CheckReducerOptions {
   readonly numRuns?: number;
   /** Fixes the generated cases, so a report can be reproduced. */
   readonly seed?: number;
+  /** Items a `remove()` names (keys for `mergeByKey`): checks the removal laws too. */
+  readonly removes?: Arbitrary<readonly unknown[]>;
 }
 
 /**
@@ -90,11 +99,42 @@ export function checkReducer<T>(
       throw explain(reducer, sides, inputs, error);
     }
   };
-  return {
+  const report = {
     reducer: reducer.name,
     commutative: law(2, (f, [a, b]) => [f(a!, b!), f(b!, a!)]),
     associative: law(3, (f, [a, b, c]) => [f(f(a!, b!), c!), f(a!, f(b!, c!))]),
     idempotent: law(1, (f, [a]) => [f(a!, a!), a!]),
+  };
+  const { removes } = options;
+  if (removes === undefined || reducer.remove === undefined) return report;
+  const take = (list: unknown, items: readonly unknown[]) =>
+    deepFreeze(reducer.remove!(list as T, items));
+  const run = check(
+    property(tuple(arbitrary, removes, removes), ([list, xs, ys]) => {
+      const a = deepFreeze(list);
+      const once = take(a, xs);
+      return (
+        isDeepStrictEqual(take(once, xs), once) &&
+        isDeepStrictEqual(take(once, ys), take(take(a, ys), xs))
+      );
+    }),
+    {
+      numRuns: options.numRuns ?? 200,
+      ...(options.seed === undefined ? {} : { seed: options.seed }),
+    },
+  );
+  if (!run.failed || run.counterexample === null) return { ...report, removal: { holds: true } };
+  const [[list, xs, ys]] = run.counterexample;
+  const once = take(deepFreeze(list), xs);
+  const twice = isDeepStrictEqual(take(once, xs), once);
+  return {
+    ...report,
+    removal: {
+      holds: false,
+      counterexample: twice
+        ? { inputs: [list, xs, ys], left: take(once, ys), right: take(take(list, ys), xs) }
+        : { inputs: [list, xs], left: take(once, xs), right: once },
+    },
   };
 }
 

@@ -2,6 +2,13 @@ import type { ErrorCode } from '../../error/codes.js';
 import { type ErrorValue, errorValue, provenance } from '../../error/error-value.js';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
 import { slotSchema } from '../../graph/subgraph.js';
+import {
+  markerName,
+  markerOf,
+  markerValue,
+  reduce,
+  withValue,
+} from '../../graph/update-markers.js';
 import { callUser, messageOf } from './call-user.js';
 import { deepFreeze } from './freeze.js';
 import { scopedUpdate } from './scope.js';
@@ -70,8 +77,23 @@ export function parseUpdate(graph: CompiledGraph, node: RuntimeNode, update: unk
       fields[key] = deepFreeze(value);
       continue;
     }
+    // overwrite() and clear() set a value, which the schema checks as any other; remove() sets
+    // none, and is taken only by a field whose reducer removes.
+    const marker = markerOf(value);
+    const set = marker === undefined ? { value } : markerValue(marker);
+    if (set === undefined) {
+      const reducer = node.scope === undefined ? graph.reducers.get(key) : undefined;
+      if (node.scope === undefined && reducer?.remove === undefined)
+        return refuse(
+          'UPDATE_INVALID',
+          `node "${node.def.name}" wrote remove() to "${key}", whose ${reducer === undefined ? 'value has no reducer' : `reducer "${reducer.name}" does not remove`}; remove() needs append, union or mergeByKey (overwrite() sets any field)`,
+          { field: key },
+        );
+      fields[key] = deepFreeze(marker);
+      continue;
+    }
     // A refinement or a transform is user code: it may throw instead of reporting an issue.
-    const called = callUser(() => schema.safeParse(value));
+    const called = callUser(() => schema.safeParse(set.value));
     if (!called.ok) {
       return refuse(
         'UPDATE_INVALID',
@@ -86,13 +108,14 @@ export function parseUpdate(graph: CompiledGraph, node: RuntimeNode, update: unk
         path: [key, ...i.path.map(String)],
         message: i.message,
       }));
+      const written = marker === undefined ? '' : ` with ${markerName(marker)}`;
       return refuse(
         'UPDATE_INVALID',
-        `node "${node.def.name}" wrote an invalid "${key}": ${issues[0]?.message ?? 'invalid'}`,
+        `node "${node.def.name}" wrote an invalid "${key}"${written}: ${issues[0]?.message ?? 'invalid'}`,
         { field: key, issues },
       );
     }
-    fields[key] = deepFreeze(parsed.data);
+    fields[key] = deepFreeze(marker === undefined ? parsed.data : withValue(marker, parsed.data));
   }
   Object.freeze(fields);
   return { ok: true, fields: node.scope === undefined ? fields : scopedUpdate(node, fields) };
@@ -108,12 +131,13 @@ export function parseUpdate(graph: CompiledGraph, node: RuntimeNode, update: unk
 export function mergeFields(graph: CompiledGraph, state: State, fields: State): Merged {
   const next: Record<string, unknown> = { ...state };
   for (const key in fields) {
+    const value = fields[key];
     const reducer = graph.reducers.get(key);
-    if (reducer === undefined) {
-      next[key] = fields[key];
+    if (reducer === undefined && markerOf(value) === undefined) {
+      next[key] = value;
       continue;
     }
-    const called = callUser(() => reducer.apply(state[key], fields[key]));
+    const called = callUser(() => reduce(reducer, state[key], value));
     if (!called.ok) return reducerFailed(key, called.thrown);
     next[key] = deepFreeze(called.value);
   }
@@ -135,10 +159,11 @@ export function mergeAll(graph: CompiledGraph, state: State, updates: readonly S
       // An update before one that replaces the field whatever it holds cannot change the result.
       if (from !== undefined && i < (from.get(key) ?? -1)) continue;
       const reducer = graph.reducers.get(key);
-      if (reducer === undefined) next[key] = fields[key];
+      const value = fields[key];
+      if (reducer === undefined && markerOf(value) === undefined) next[key] = value;
       else {
         const current = next[key];
-        const called = callUser(() => reducer.apply(current, fields[key]));
+        const called = callUser(() => reduce(reducer, current, value));
         if (!called.ok) return reducerFailed(key, called.thrown);
         next[key] = called.value;
       }

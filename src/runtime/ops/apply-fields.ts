@@ -1,5 +1,6 @@
 import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
+import { markerOf, markerValue, withValue } from '../../graph/update-markers.js';
 import { mergeFields } from '../core/apply-update.js';
 import { callUser } from '../core/call-user.js';
 import { deepFreeze } from '../core/freeze.js';
@@ -40,11 +41,26 @@ export function parseFields(
   const fields: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(update)) {
     const schema = graph.fieldSchemas.get(field);
-    const parsed = schema === undefined ? undefined : callUser(() => schema.safeParse(value));
+    // A patch may overwrite(), clear() or remove() as a node's update may.
+    const marker = markerOf(value);
+    const set = marker === undefined ? { value } : markerValue(marker);
+    if (set === undefined && schema !== undefined) {
+      if (graph.reducers.get(field)?.remove === undefined)
+        throw invalid(
+          `${what}'s "${field}" is remove(), and its reducer does not remove (append, union or mergeByKey do)`,
+        );
+      fields[field] = deepFreeze(marker);
+      continue;
+    }
+    const parsed =
+      schema === undefined || set === undefined
+        ? undefined
+        : callUser(() => schema.safeParse(set.value));
     if (parsed === undefined || !parsed.ok || !parsed.value.success) {
       throw invalid(`${what}'s "${field}" is not a valid value of a state field`);
     }
-    fields[field] = deepFreeze(parsed.value.data);
+    const data = parsed.value.data;
+    fields[field] = deepFreeze(marker === undefined ? data : withValue(marker, data));
   }
   return Object.freeze(fields);
 }
