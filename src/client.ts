@@ -84,7 +84,11 @@ export class WaymarkClient {
     this.#reconnectMs = options.reconnectMs ?? 200;
   }
 
-  start(graph: string, input: unknown, options: { readonly runId?: string } = {}): Promise<Moved> {
+  start(
+    graph: string,
+    input: unknown,
+    options: { readonly runId?: string; readonly context?: unknown } = {},
+  ): Promise<Moved> {
     return this.#json('POST', '/runs', { graph, input, ...options });
   }
 

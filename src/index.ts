@@ -97,6 +97,7 @@ export type { AnswerOptions } from './runtime/ops/answer.js';
 export { answer } from './runtime/ops/answer.js';
 export type { CancelOptions } from './runtime/ops/cancel.js';
 export { cancel } from './runtime/ops/cancel.js';
+export { clearCache } from './runtime/ops/clear-cache.js';
 export type {
   Cost,
   Expected,

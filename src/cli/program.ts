@@ -140,6 +140,11 @@ Example:
         flags: '--model <provider:model-id>',
         description: 'the model every model node uses, e.g. openai:gpt-4o-mini',
       },
+      {
+        flags: '--context <json>',
+        description:
+          "the run's context (ctx.context), as JSON, checked by the graph's context schema",
+      },
       { flags: '--max-tokens <n>', description: 'most model tokens the whole run may spend' },
       {
         flags: '--budget <budget>',
@@ -306,6 +311,14 @@ Example:
     ],
     help: '\nExample:\n  $ waymark cancel 3f1c9a2e-... --reason "the release was pulled"',
     load: async () => (await import('./commands/cancel.js')).cancel,
+  },
+  {
+    name: 'clear-cache',
+    description: "forget the cached outputs of a graph's cached nodes (or one node's)",
+    args: [graphFile],
+    options: [{ flags: '--node <name>', description: 'only this node' }],
+    help: '\nExample:\n  $ waymark clear-cache graphs/weather.ts --node lookup',
+    load: async () => (await import('./commands/clear-cache.js')).clearCache,
   },
   {
     name: 'rewind',

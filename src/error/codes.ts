@@ -8,6 +8,7 @@ export const errorCodes = [
   'DECLARATION_INVALID',
   // run input and node output
   'INPUT_INVALID',
+  'CONTEXT_INVALID',
   'INPUT_NOT_ALLOWED',
   'OPTIONS_INVALID',
   'UPDATE_INVALID',

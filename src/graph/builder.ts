@@ -87,6 +87,12 @@ export interface GraphOptions<
    * model, effect; not a person or a subgraph). A node's own option replaces the default whole.
    */
   readonly nodeDefaults?: NodeDefaults;
+  /**
+   * The schema of the run's context (LangGraph.js: `contextSchema`): a value each run is given
+   * when it starts, read by nodes as `ctx.context`, kept once per run and never part of state.
+   * A run given a context that does not parse is refused with `CONTEXT_INVALID`.
+   */
+  readonly context?: z.ZodType;
 }
 
 /**
@@ -113,6 +119,19 @@ export interface NodeOptions<S, W extends Field<S> = Field<S>> {
   /** Node to continue at, with the error recorded, when the node fails for good. */
   readonly onError?: string;
   readonly reads?: readonly Field<S>[];
+  /**
+   * The node's output depends on the run's context (`ctx.context`): a node that declares `reads`
+   * then has the context in its input hash, so an output computed under another context is
+   * never reused for it.
+   */
+  readonly readsContext?: boolean;
+  /**
+   * Reuse the node's output across runs for `ttlMs` (LangGraph.js: `CachePolicy({ ttl })`): an
+   * activation whose key matches an output recorded less than `ttlMs` ago takes that output
+   * instead of running, recorded as a reuse in the trace. The key is the node's input hash (it
+   * needs `reads`), or what `key(state)` returns. Needs a store; `clearCache` forgets.
+   */
+  readonly cache?: { readonly ttlMs: number; readonly key?: (state: Readonly<S>) => string };
   readonly writes?: readonly W[];
   /** Programs `ctx.exec` may start in this node, e.g. `['node', 'git']`; absent: none. */
   readonly exec?: readonly string[];
@@ -167,7 +186,13 @@ export interface MapOptions<S, N extends string> {
  *   .entry('verify')
  *   .compile();
  */
-export class GraphBuilder<S = Record<string, unknown>, N extends string = never, I = S, O = S> {
+export class GraphBuilder<
+  S = Record<string, unknown>,
+  N extends string = never,
+  I = S,
+  O = S,
+  C = unknown,
+> {
   readonly #name: string;
   readonly #options: GraphOptions<z.ZodObject>;
   readonly #nodes: NodeDef[] = [];
@@ -178,6 +203,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
   readonly #fanOuts: FanOutDef[] = [];
   readonly #scores = new Map<string, (state: Readonly<S>) => number>();
   readonly #retryWhens = new Map<string, (error: ErrorValue) => boolean>();
+  readonly #cacheKeys = new Map<string, (state: unknown) => string>();
   readonly #subgraphs: SubgraphEntry[] = [];
   #entry: string | null = null;
 
@@ -208,9 +234,9 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
   /** Adds a node. Its function gets the frozen state and returns an update. */
   node<const K extends string, const W extends Field<S> = Field<S>>(
     name: K,
-    fn: NodeFn<S, Partial<Pick<S, NoInfer<W>>>>,
+    fn: NodeFn<S, Partial<Pick<S, NoInfer<W>>>, C>,
     options: NodeOptions<S, W> = {},
-  ): GraphBuilder<S, N | K, I, O> {
+  ): GraphBuilder<S, N | K, I, O, C> {
     // Key order is fixed here so the structural hash does not depend on how options were written;
     // plain assignments, not conditional spreads, since a 10,000-node declaration calls this a lot.
     const wait = waitSpecOf(fn);
@@ -231,6 +257,16 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
     if (opts.timeoutMs !== undefined) def.timeoutMs = opts.timeoutMs;
     if (opts.onError !== undefined) def.onError = opts.onError;
     if (opts.reads !== undefined) def.reads = copyList(opts.reads);
+    if (opts.readsContext === true) def.readsContext = true;
+    if (opts.cache !== undefined) {
+      const { ttlMs, key } = opts.cache as { ttlMs: number; key?: unknown };
+      def.cache = {
+        ttlMs,
+        ...(key !== undefined && { key: (typeof key === 'function' ? true : key) as true }),
+      };
+      if (typeof key === 'function' && !this.#cacheKeys.has(name))
+        this.#cacheKeys.set(name, key as (state: unknown) => string);
+    }
     if (opts.writes !== undefined) def.writes = copyList(opts.writes);
     if (opts.workspace !== undefined) {
       def.workspace = copyWorkspace(opts.workspace);
@@ -254,7 +290,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       this.#scores.set(name, opts.join.score);
     this.#nodes.push(def);
     if (!this.#fns.has(name)) this.#fns.set(name, fn as NodeFn<S, unknown>);
-    return this as unknown as GraphBuilder<S, N | K, I, O>;
+    return this as unknown as GraphBuilder<S, N | K, I, O, C>;
   }
 
   /**
@@ -270,7 +306,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
     name: K,
     child: CompiledGraph<CS, CI, CO>,
     options: SubgraphOptions<S, CI, CO, W> = {},
-  ): GraphBuilder<S, N | K, I, O> {
+  ): GraphBuilder<S, N | K, I, O, C> {
     const compiled = child as unknown as CompiledGraph;
     if (typeof compiled?.def !== 'object' || !(compiled.nodes instanceof Map)) {
       throw new WaymarkError(
@@ -305,7 +341,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       ...(nodeOptions as NodeOptions<S, W>),
       kind: 'subgraph',
     });
-    return this as unknown as GraphBuilder<S, N | K, I, O>;
+    return this as unknown as GraphBuilder<S, N | K, I, O, C>;
   }
 
   /** Adds a static edge: when `from` completes, `to` runs. */
@@ -427,6 +463,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       routers: this.#routers as ReadonlyMap<string, RouterFn<unknown>>,
       scores: this.#scores as ReadonlyMap<string, (s: unknown) => number>,
       retryWhens: this.#retryWhens,
+      cacheKeys: this.#cacheKeys,
     });
     const shape = this.#options.state.shape as Record<string, z.ZodType>;
     const reducers = new Map<string, Reducer>();
@@ -453,6 +490,7 @@ export class GraphBuilder<S = Record<string, unknown>, N extends string = never,
       ...(this.#options.input && { input: this.#options.input }),
       ...(this.#options.unknownInput === 'strip' && { stripsUnknownInput: true as const }),
       ...(this.#options.output && { output: this.#options.output }),
+      ...(this.#options.context && { context: this.#options.context }),
       entry: def.entry!,
       nodes,
       fieldSchemas,
@@ -537,14 +575,20 @@ export function graph<
   Schema extends z.ZodObject,
   In extends z.ZodObject | undefined = undefined,
   Out extends z.ZodObject | undefined = undefined,
+  Ctx extends z.ZodType | undefined = undefined,
 >(
   name: string,
-  options: GraphOptions<Schema> & { readonly input?: In; readonly output?: Out },
+  options: GraphOptions<Schema> & {
+    readonly input?: In;
+    readonly output?: Out;
+    readonly context?: Ctx;
+  },
 ): GraphBuilder<
   z.output<Schema>,
   never,
   In extends z.ZodObject ? z.input<In> : z.input<Schema>,
-  Out extends z.ZodObject ? z.output<Out> : z.output<Schema>
+  Out extends z.ZodObject ? z.output<Out> : z.output<Schema>,
+  Ctx extends z.ZodType ? z.output<Ctx> : undefined
 > {
   return new GraphBuilder(name, options as GraphOptions<z.ZodObject>);
 }

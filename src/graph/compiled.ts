@@ -8,6 +8,8 @@ import type { FanOutDef, GraphDef, JoinDef, NodeDef, NodeFn, RouterFn } from './
 /** A node ready for the scheduler: its data, its function and its exits resolved once. */
 export interface RuntimeNode {
   readonly def: NodeDef;
+  /** The key function of the node's `cache`, when it has one. */
+  readonly cacheKey?: (state: unknown) => string;
   readonly fn: NodeFn<unknown, unknown>;
   readonly traits: KindTraits;
   /** The static edge's target (a node or END), if the node has one. */
@@ -130,6 +132,8 @@ export interface CompiledGraph<S = Record<string, unknown>, I = S, O = S> {
   readonly stripsUnknownInput?: true;
   /** The fields a run hands back as `result.output`, when the graph declares an `output` schema. */
   readonly output?: z.ZodObject;
+  /** The schema of the run's context (`ctx.context`), when the graph declares one. */
+  readonly context?: z.ZodType;
   readonly entry: string;
   readonly nodes: ReadonlyMap<string, RuntimeNode>;
   readonly fieldSchemas: ReadonlyMap<string, z.ZodType>;

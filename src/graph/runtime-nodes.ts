@@ -11,6 +11,7 @@ export interface FunctionTables {
   readonly routers: ReadonlyMap<string, RouterFn<unknown>>;
   readonly scores: ReadonlyMap<string, (branchState: unknown) => number>;
   readonly retryWhens: ReadonlyMap<string, (error: ErrorValue) => boolean>;
+  readonly cacheKeys?: ReadonlyMap<string, (state: unknown) => string>;
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -51,6 +52,7 @@ export function runtimeNodes(
       join,
       wait: waitSpecOf(tables.fns.get(node.name)),
       ...(tables.retryWhens.has(node.name) && { retryWhen: tables.retryWhens.get(node.name)! }),
+      ...(tables.cacheKeys?.has(node.name) && { cacheKey: tables.cacheKeys.get(node.name)! }),
     });
   }
   for (const edge of def.edges) nodes.get(edge.from)!.next = edge.to;

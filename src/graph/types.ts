@@ -54,6 +54,10 @@ export interface NodeDef {
    * `/git`) or by exact path. Absent: the node may start none.
    */
   readonly exec?: readonly string[];
+  /** The run's context is part of the node's input hash (see NodeOptions.readsContext). */
+  readonly readsContext?: true;
+  /** Outputs reused across runs for `ttlMs`; `key: true` when a key function makes the key. */
+  readonly cache?: { readonly ttlMs: number; readonly key?: true };
   /** A terminal node ends its path when it completes (as if it had an edge to END). */
   readonly terminal?: boolean;
   /** Bump when the node's behaviour changes, so recorded outputs are not reused for it. */
@@ -220,8 +224,15 @@ export interface EmitOptions {
  * @example
  * .node('fetch', async (s, ctx) => ({ body: await (await fetch(s.url, { signal: ctx.signal })).text() }))
  */
-export interface NodeContext {
+export interface NodeContext<C = unknown> {
   readonly runId: string;
+  /**
+   * The run's context (LangGraph.js: `context`, `configurable`): a value given when the run
+   * started (`run(g, input, { context })`, `--context`, `context` in `POST /runs`), checked by the
+   * graph's `context` schema, the same for every node, attempt and resume. Not state: not in a
+   * checkpoint's state, not in its hash. Undefined when the graph declares none.
+   */
+  readonly context: C;
   /** Stable id of this activation (`node:visit`), the same on every attempt and after resume. */
   readonly activationId: string;
   readonly node: string;
@@ -427,9 +438,9 @@ export interface JoinSummary {
 }
 
 /** A node body: reads the frozen state, returns an update (or nothing); never mutates. */
-export type NodeFn<S, U = Partial<S>> = (
+export type NodeFn<S, U = Partial<S>, C = unknown> = (
   state: Readonly<S>,
-  ctx: NodeContext,
+  ctx: NodeContext<C>,
 ) => NodeResult<U> | Promise<NodeResult<U>>;
 
 // biome-ignore lint/suspicious/noConfusingVoidType: `void` lets a node with no return statement type-check.

@@ -38,6 +38,7 @@ export function checkNodeOptions(node: NodeDef, report: Report): void {
   )
     bad('exec', node.exec, "it must be a list of program names or paths, such as ['node', 'git']");
   if (node.workspace !== undefined) checkWorkspace(node, bad);
+  if (node.cache !== undefined) checkCache(node, bad);
   for (const key of ['calls', 'maxTokens', 'maxOutputTokens', 'maxCostUsd'] as const) {
     const v = node.spend?.[key];
     if (v !== undefined && !(typeof v === 'number' && v > 0 && v < Infinity))
@@ -68,6 +69,31 @@ export function checkNodeOptions(node: NodeDef, report: Report): void {
         `it must list error classes among ${Object.keys(errorClasses).join(', ')}`,
       );
   }
+}
+
+function checkCache(
+  node: NodeDef,
+  bad: (option: string, value: unknown, rule: string) => void,
+): void {
+  const cache = node.cache as { ttlMs?: unknown; key?: unknown } | null;
+  if (typeof cache !== 'object' || cache === null) {
+    bad('cache', cache, 'it must be an object such as { ttlMs: 3_600_000 }');
+    return;
+  }
+  const ttl = cache.ttlMs;
+  if (!(typeof ttl === 'number' && ttl > 0 && ttl < Infinity))
+    bad('cache.ttlMs', ttl, 'it must be a number of milliseconds > 0');
+  if (cache.key !== undefined && cache.key !== true)
+    bad('cache.key', cache.key, 'it must be a function (state) => string');
+  // An effect's output is what it did: taking it from another run would skip the action.
+  if (node.kind !== 'code' && node.kind !== 'model')
+    bad('cache', cache, `a ${node.kind} node cannot be cached; only code and model nodes can`);
+  else if (cache.key === undefined && node.reads === undefined)
+    bad(
+      'cache',
+      cache,
+      'its key is the input hash, which needs `reads`: declare the fields the node reads, or give key: (state) => string',
+    );
 }
 
 function checkWorkspace(

@@ -87,6 +87,11 @@ export interface RunOptions {
    * each model node uses its own. Kept with the run, so a resume uses the same model.
    */
   readonly model?: string;
+  /**
+   * The run's context (`ctx.context`; LangGraph.js: `context`), parsed by the graph's `context`
+   * schema: kept with the run, so a resume or a worker gives every node the same.
+   */
+  readonly context?: unknown;
   /** What model nodes may spend in the whole run; kept with the run, like `maxSteps`. */
   readonly budget?: Budget;
   /**

@@ -23,6 +23,7 @@ export function driveRoutes(app: Hono, api: ApiContext): void {
     await api.launch(runId, (watcher, drain) =>
       run(graph, (body.input ?? {}) as never, {
         ...drain,
+        ...(body.context !== undefined && { context: body.context }),
         ...api.labelsFor(graph),
         store,
         runId,

@@ -43,7 +43,7 @@ export const routes = {
     body: s.startRunBody,
     status: 202,
     response: s.moved,
-    refuses: ['GRAPH_NOT_SERVED', 'INPUT_INVALID', 'RUN_EXISTS'],
+    refuses: ['GRAPH_NOT_SERVED', 'INPUT_INVALID', 'CONTEXT_INVALID', 'RUN_EXISTS'],
   },
   getRun: {
     method: 'get',

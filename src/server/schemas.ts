@@ -57,6 +57,10 @@ export const waitsQuery = z.strictObject({
 export const startRunBody = z.strictObject({
   graph: nonEmpty('the graph to run, by name'),
   input: jsonObject.optional().describe("the run's input, as its graph's state fields"),
+  context: z
+    .unknown()
+    .optional()
+    .describe("the run's context (ctx.context), valid against its graph's context schema"),
   runId: nonEmpty('the run id to use (default: a new UUID)').optional(),
 });
 

@@ -341,6 +341,15 @@ export class MemoryStore implements Store, WorkQueue {
     );
   }
 
+  async clearMemos(graph: string, node?: string): Promise<number> {
+    const before = this.#memos.length;
+    const kept = this.#memos.filter(
+      (m) => m.graph !== graph || (node !== undefined && m.node !== node),
+    );
+    this.#memos.splice(0, before, ...kept);
+    return before - kept.length;
+  }
+
   async registerWorker(worker: Parameters<WorkQueue['registerWorker']>[0]): Promise<void> {
     this.#queue.registerWorker(worker);
   }

@@ -180,6 +180,10 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
     return records.findMemo(this.#db, graph, node, nodeVersion, inputHash);
   }
 
+  clearMemos(graph: string, node?: string): Promise<number> {
+    return records.clearMemos(this.#db, graph, node);
+  }
+
   // The work queue.
   registerWorker(worker: Parameters<WorkQueue['registerWorker']>[0]): Promise<void> {
     return queue.registerWorker(this.#db, worker);

@@ -446,6 +446,9 @@ export class SqliteStore implements Store, WorkQueue {
     return row === undefined ? undefined : readMemo(row);
   }
 
+  readonly clearMemos: Store['clearMemos'] = async (graph, node) =>
+    this.#sql.clearMemos.run(graph, node ?? null, node ?? null).changes;
+
   // The work queue: internal/sqlite-queue.ts.
   readonly registerWorker: WorkQueue['registerWorker'] = (w) => this.#queue.registerWorker(w);
   readonly unregisterWorker: WorkQueue['unregisterWorker'] = (id) =>

@@ -463,6 +463,11 @@ export interface MemoStore {
     nodeVersion: number,
     inputHash: string,
   ): Promise<MemoRecord | undefined>;
+  /**
+   * Forgets the memos of a graph, or of one of its nodes (a node's `cache`): later runs find
+   * none of them. Resolves with how many were forgotten.
+   */
+  clearMemos(graph: string, node?: string): Promise<number>;
 }
 
 /**

@@ -188,6 +188,12 @@ await store.close();
     noCommand: true,
   },
   {
+    code: 'CONTEXT_INVALID',
+    situation: "a --context the graph's context schema refuses",
+    make: (box) => box.waymark(['run', fixture('tenant.ts'), '--context', '{"tenant":7}']),
+    noCommand: true,
+  },
+  {
     code: 'INPUT_NOT_ALLOWED',
     situation: "input that sets a field outside the graph's input schema",
     make: (box) =>

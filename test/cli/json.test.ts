@@ -85,6 +85,8 @@ describe('waymark --json', () => {
     await json(box, ['run', fixture('review.ts'), '--input', '{"title":"T"}', '--run-id', 'x'], 3);
     await json(box, ['patch', 'x', '--set', '{"title":"U"}', '--reason', 'retitled'], 0);
     await json(box, ['cancel', 'x'], 0);
+    await json(box, ['run', fixture('cached.ts'), '--run-id', 'k'], 0);
+    await json(box, ['clear-cache', fixture('cached.ts')], 0);
     await json(box, ['ls'], 0);
     await json(box, ['show', 'nope'], 2);
     collect('run slow.ts (interrupted)', await interrupted(box.db, box.dir));

@@ -34,6 +34,7 @@ interface RunFlags {
   readonly runId?: string;
   readonly reuse?: string;
   readonly model?: string;
+  readonly context?: string;
   readonly maxTokens?: string;
   readonly maxCost?: string;
   readonly budget?: string;
@@ -76,6 +77,7 @@ export async function run(out: Io, file: string, flags: RunFlags): Promise<numbe
           runId,
           ...(flags.reuse !== undefined && { reuseFrom: flags.reuse }),
           ...(flags.model !== undefined && { model: flags.model }),
+          ...(flags.context !== undefined && { context: parseJson(flags.context, '--context') }),
           ...(budget !== undefined && { budget }),
           ...promised,
           ...breakpointsOf(flags),
@@ -250,6 +252,7 @@ async function enqueued(
       runId,
       labels: { [graphFileLabel]: path },
       ...(flags.model !== undefined && { model: flags.model }),
+      ...(flags.context !== undefined && { context: parseJson(flags.context, '--context') }),
       ...(budget !== undefined && { budget }),
       ...(flags.budget !== undefined && parseBudget(flags.budget)),
     });

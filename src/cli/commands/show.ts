@@ -123,6 +123,8 @@ export async function show(
   }
   const { spent, quarantine } = snapshot;
   if (snapshot.limits.model !== undefined) out.line(`model    ${snapshot.limits.model}`);
+  if (snapshot.limits.context !== undefined)
+    out.line(`context  ${JSON.stringify(snapshot.limits.context)}`);
   if (spent.inputTokens + spent.outputTokens > 0) {
     const cost = spent.costUsd > 0 ? `, $${spent.costUsd.toFixed(4)}` : '';
     out.line(`spent    ${spent.inputTokens} in / ${spent.outputTokens} out tokens${cost}`);

@@ -91,6 +91,10 @@ export class AttemptContext implements NodeContext {
     return this.#limits.model;
   }
 
+  get context(): unknown {
+    return this.#limits.context;
+  }
+
   usage(usage: Usage): void {
     const valid = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
     if (

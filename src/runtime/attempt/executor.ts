@@ -1,11 +1,13 @@
 import type { EffectLedger } from '../../effects/ledger.js';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
+import type { MemoStore } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { parseUpdate, refusalError } from '../core/apply-update.js';
 import { viewOf } from '../core/fan-out.js';
 import type { Activation, Snapshot } from '../core/snapshot.js';
 import type { AttemptStart } from '../run-types.js';
 import type { AttemptScope } from '../watch/telemetry.js';
+import { cachedAttempt, cacheKeyOf, remember } from './cache.js';
 import { type Attempt, executeAttempt, failedAttempt } from './execute.js';
 import { inputHash } from './input-hash.js';
 
@@ -34,6 +36,8 @@ export interface ExecutorOptions {
   ) => AttemptScope | undefined;
   /** Told once an activation given to `execute` is done here: ended, aborted or stopped. */
   readonly onDone?: (activation: Activation) => void;
+  /** Where cached nodes find and keep their outputs (the run's store); absent: no cache. */
+  readonly memos?: MemoStore;
 }
 
 /**
@@ -108,7 +112,7 @@ export class LocalExecutor implements Executor {
     const view = viewOf(snapshot.state, snapshot.fanOuts, activation, node);
     // Only a durable run records input hashes: they are what a later run reuses outputs by.
     const hash = this.#options.hashInputs
-      ? inputHash(node, view.state, view.item, activation)
+      ? inputHash(node, view.state, view.item, activation, snapshot.limits.context)
       : undefined;
     const recorded = hash === undefined ? undefined : this.#options.reuse?.get(hash);
     this.#active.add(activation.id);
@@ -148,19 +152,27 @@ export class LocalExecutor implements Executor {
     };
     const stopped = this.#stoppedSignal;
     const wait = activation.notBefore === undefined ? 0 : activation.notBefore - clock.now();
+    const { memos } = this.#options;
+    const key = memos === undefined ? undefined : cacheKeyOf(node, view.state, hash);
+    // A cached node looks in the store first: a hit is its attempt, nothing runs.
+    const run =
+      key === undefined
+        ? start
+        : async () =>
+            (await cachedAttempt(memos!, this.#graph, node, activation, key, clock.now())) ??
+            start();
     const attempt =
-      wait > 0
+      wait > 0 || key !== undefined
         ? clock
             .sleep(wait, stopped)
-            .then(() =>
-              stopped.aborted || this.#cancelled.has(activation.id) ? undefined : start(),
-            )
+            .then(() => (stopped.aborted || this.#cancelled.has(activation.id) ? undefined : run()))
         : start();
     attempt.then((a) => {
       if (a === undefined) {
         this.#ended(activation);
         return;
       }
+      if (key !== undefined) void remember(memos!, this.#graph, node, key, a, snapshot.runId);
       this.#inFlight.delete(activation.id);
       // A finished activation's signal must not abort later, when its siblings are cancelled.
       this.#branchSignals.delete(activation.id);

@@ -19,12 +19,14 @@ export function inputHash(
   state: Readonly<Record<string, unknown>>,
   item: unknown,
   activation?: Pick<Activation, 'join'>,
+  context?: unknown,
 ): string | undefined {
   const reads = node.def.reads;
   if (reads === undefined) return undefined;
   const inputs: Record<string, unknown> = {};
   for (const field of reads) inputs[field] = state[field];
   const parts: unknown[] = [inputs, item === undefined ? null : item];
+  if (node.def.readsContext === true) parts.push({ context: context ?? null });
   const workspace = node.def.workspace;
   if (workspace !== undefined) {
     const joined = activation?.join?.patches;

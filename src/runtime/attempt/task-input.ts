@@ -79,7 +79,7 @@ export function taskInputFor(
     errors: snapshot.errors,
     spent: snapshot.spent,
     limits: snapshot.limits,
-    inputHash: inputHash(node, view.state, view.item, activation),
+    inputHash: inputHash(node, view.state, view.item, activation, snapshot.limits.context),
     ...(traceparent !== undefined && { traceparent }),
   };
 }

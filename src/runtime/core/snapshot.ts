@@ -133,6 +133,11 @@ export interface RunLimits {
   readonly pauseBefore?: readonly string[];
   /** Breakpoints: the run waits after an activation of these nodes completes, before what follows. */
   readonly pauseAfter?: readonly string[];
+  /**
+   * The run's context (`ctx.context`), as the graph's context schema parsed it: fixed for the
+   * run's whole life, like `model`, and kept here so that a resume or a worker reads the same.
+   */
+  readonly context?: unknown;
 }
 
 /** An output a node set aside instead of letting it into state, and why. */

@@ -94,6 +94,7 @@ export async function driveInProcess(
           clock,
           ledger: options.ledger,
           hashInputs: options.hashInputs,
+          ...(store !== undefined && { memos: store }),
           ...(options.reuse !== undefined && { reuse: options.reuse }),
           ...(options.onAttemptStart !== undefined && { onAttemptStart: options.onAttemptStart }),
           ...(watch !== undefined && {

@@ -2,6 +2,7 @@ import { refuseOverBudget } from '../../cost/budget.js';
 import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Clock } from '../clock.js';
+import { deepFreeze } from '../core/freeze.js';
 import type { RunLimits } from '../core/snapshot.js';
 import type { RunOptions } from '../run-types.js';
 
@@ -28,6 +29,7 @@ export function runLimits(
     | 'timeoutMs'
     | 'pauseBefore'
     | 'pauseAfter'
+    | 'context'
   >,
   clock: Clock,
 ): RunLimits {
@@ -56,6 +58,7 @@ export function runLimits(
       );
     }
   }
+  const context = contextOf(graph, options.context);
   return {
     maxSteps: options.maxSteps ?? defaultMaxSteps,
     ...(budget.maxTokens !== undefined && { maxTokens: budget.maxTokens }),
@@ -65,7 +68,44 @@ export function runLimits(
     ...(timeoutMs !== undefined && { deadlineAt: clock.now() + timeoutMs, timeoutMs }),
     ...(pauseBefore !== undefined && pauseBefore.length > 0 && { pauseBefore: [...pauseBefore] }),
     ...(pauseAfter !== undefined && pauseAfter.length > 0 && { pauseAfter: [...pauseAfter] }),
+    ...(context !== undefined && { context }),
   };
+}
+
+/**
+ * The run's context as the graph's schema parses it (defaults filled), frozen: what every node
+ * reads as `ctx.context`.
+ * @throws WaymarkError `CONTEXT_INVALID` for a context the schema refuses, or one given to a
+ *   graph that declares no context schema.
+ */
+function contextOf(graph: CompiledGraph, given: unknown): unknown {
+  const schema = graph.context;
+  if (schema === undefined) {
+    if (given === undefined) return undefined;
+    throw new WaymarkError(
+      'CONTEXT_INVALID',
+      `graph "${graph.name}" declares no context, and the run was given one; declare graph(name, { state, context: z.object({...}) }) to take it`,
+      { retryable: false },
+    );
+  }
+  const parsed = schema.safeParse(given);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({
+      path: i.path.map(String),
+      message: i.message,
+    }));
+    const first = issues[0];
+    const at = first === undefined || first.path.length === 0 ? '' : ` at ${first.path.join('.')}`;
+    throw new WaymarkError(
+      'CONTEXT_INVALID',
+      `the context of a run of "${graph.name}" does not match its context schema${at}: ${first?.message ?? 'invalid'}`,
+      { retryable: false, details: issues },
+    );
+  }
+  // Copied through JSON: it is stored with the run, and a resume must read back what ran.
+  return parsed.data === undefined
+    ? undefined
+    : deepFreeze(JSON.parse(JSON.stringify(parsed.data)));
 }
 
 function least(a: number | undefined, b: number | undefined): number | undefined {

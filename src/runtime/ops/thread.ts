@@ -52,8 +52,11 @@ export async function continueThread<S, I>(
   const state = applyFields(g, before.state, input, "the thread's next input");
   const { input: _schema, ...unrestricted } = g;
   const from = g.input === undefined ? graph : (unrestricted as unknown as typeof graph);
+  // The thread's context goes on with it unless the next run is given its own.
+  const context = options.context ?? before.limits.context;
   return run(from, state as unknown as I, {
     ...options,
+    ...(context !== undefined && { context }),
     store,
     labels: {
       ...earlier,

@@ -29,6 +29,7 @@ export type EnqueueOptions = Pick<
   | 'pauseBefore'
   | 'pauseAfter'
   | 'telemetry'
+  | 'context'
 >;
 
 /**

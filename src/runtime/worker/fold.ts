@@ -134,6 +134,7 @@ export async function foldRun(
           clock,
           ledger: storeLedger(store, runId, () => clock.now()),
           hashInputs: true,
+          memos: store,
           scope: (activation, kind) => here.scope(activation, kind),
           onDone: (activation) => here.done(activation),
         },

@@ -3,6 +3,7 @@ import { errorValue } from '../../error/error-value.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import type { ClaimedTask, Store } from '../../store/store.js';
 import type { WorkQueue } from '../../store/work-queue.js';
+import { cachedAttempt, cacheKeyOf, remember } from '../attempt/cache.js';
 import { type Attempt, executeAttempt, failedAttempt } from '../attempt/execute.js';
 import { type TaskInput, taskInputOf } from '../attempt/task-input.js';
 import type { Clock } from '../clock.js';
@@ -94,6 +95,12 @@ export async function attemptOf(
       now,
     );
   }
+  // A cached node looks in the store first: a hit is its attempt, nothing runs.
+  const key = cacheKeyOf(node, input.state, input.inputHash);
+  if (key !== undefined) {
+    const hit = await cachedAttempt(store, graph, node, activation, key, clock.now());
+    if (hit !== undefined) return hit;
+  }
   const observed = options.telemetry?.telemetry.task({
     runId,
     graph: { name: graph.name, hash: graph.hash, version: graph.version },
@@ -116,10 +123,11 @@ export async function attemptOf(
       limits: input.limits,
       clock,
     });
-  if (observed === undefined) return body();
-  const attempt = await observed.within(body);
-  options.onEnd?.((recorded) =>
-    observed.ended(attemptEntry(activation, attempt), { kind: node.def.kind, recorded }),
-  );
+  const attempt = observed === undefined ? await body() : await observed.within(body);
+  if (key !== undefined) await remember(store, graph, node, key, attempt, runId);
+  if (observed !== undefined)
+    options.onEnd?.((recorded) =>
+      observed.ended(attemptEntry(activation, attempt), { kind: node.def.kind, recorded }),
+    );
   return attempt;
 }

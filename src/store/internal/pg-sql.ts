@@ -258,6 +258,7 @@ function texts(s: string) {
     findMemo: `SELECT graph, node, node_version, input_hash, output, run_id, activation, at
       FROM ${s}.memos WHERE graph = $1 AND node = $2 AND node_version = $3 AND input_hash = $4
       ORDER BY n DESC LIMIT 1`,
+    clearMemos: `DELETE FROM ${s}.memos WHERE graph = $1 AND ($2::text IS NULL OR node = $2)`,
   };
 }
 

@@ -110,6 +110,7 @@ export const statements = {
   findMemo: `SELECT * FROM memos
     WHERE graph = ? AND node = ? AND node_version = ? AND input_hash = ?
     ORDER BY rowid DESC LIMIT 1`,
+  clearMemos: 'DELETE FROM memos WHERE graph = ? AND (? IS NULL OR node = ?)',
   begin: 'BEGIN',
   // Takes the write lock at once: a read-then-write transaction never has to upgrade its lock.
   beginWrite: 'BEGIN IMMEDIATE',

@@ -161,6 +161,20 @@ export function listingSuite(t: Section): void {
       );
     });
 
+    it("clearMemos forgets one node's memos, or a whole graph's, and says how many", async () => {
+      await t.store.putMemo(memo());
+      await t.store.putMemo(memo({ inputHash: 'in-2' }));
+      await t.store.putMemo(memo({ node: 'verify' }));
+      await t.store.putMemo(memo({ graph: 'other' }));
+      expect(await t.store.clearMemos('claims', 'search')).toBe(2);
+      expect(await t.store.findMemo('claims', 'search', 1, 'in-1')).toBeUndefined();
+      expect((await t.store.findMemo('claims', 'verify', 1, 'in-1')) !== undefined).toBe(true);
+      expect(await t.store.clearMemos('claims')).toBe(1);
+      expect(await t.store.findMemo('claims', 'verify', 1, 'in-1')).toBeUndefined();
+      expect((await t.store.findMemo('other', 'search', 1, 'in-1')) !== undefined).toBe(true);
+      expect(await t.store.clearMemos('claims')).toBe(0);
+    });
+
     it('a memo is found only when graph, node, node version and input hash all match', async () => {
       await t.store.putMemo(memo());
       expect(await t.store.findMemo('claims', 'search', 1, 'in-1')).toEqual(memo());

@@ -112,3 +112,9 @@ export async function findMemo(
   const { rows } = await db.query(db.sql.findMemo, [graph, node, nodeVersion, inputHash]);
   return rows[0] === undefined ? undefined : readMemo(rows[0]);
 }
+
+/** Forgets a graph's memos, or one node's; how many. */
+export async function clearMemos(db: PgConnection, graph: string, node?: string): Promise<number> {
+  const { rowCount } = await db.query(db.sql.clearMemos, [graph, node ?? null]);
+  return rowCount ?? 0;
+}
