@@ -35,6 +35,7 @@ const scenarios: Readonly<Record<string, string>> = {
     'waymark serve: events/s to 100 SSE clients of one busy run, and its added latency per request',
   ui: 'waymark ui: open a finished 10,000-step run in headless Chromium, until drawn',
   telemetry: 'per-step cost without telemetry, with otel() and no provider, and with the SDK',
+  heartbeat: 'ctx.heartbeat() in process: cost per heartbeat, with and without idleTimeoutMs',
   workspace:
     'a workspace per branch (worktree, patch, merge-tree) vs copying the tree, 1,000 files',
   workers:

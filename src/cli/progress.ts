@@ -60,7 +60,14 @@ export async function progress(io: Io): Promise<ProgressHooks> {
     },
     onTraceEntry(entry) {
       running.delete(entry.activation);
-      io.json({ type: 'attempt-ended', ...entry, startedAt: iso(entry.startedAt) });
+      io.json({
+        type: 'attempt-ended',
+        ...entry,
+        startedAt: iso(entry.startedAt),
+        ...(entry.heartbeat !== undefined && {
+          heartbeat: { ...entry.heartbeat, at: iso(entry.heartbeat.at) },
+        }),
+      });
       print(describeEntry(io, entry));
       refresh();
     },

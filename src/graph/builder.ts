@@ -116,6 +116,11 @@ export interface NodeOptions<S, W extends Field<S> = Field<S>> {
   readonly retry?: RetryOptions;
   /** Per-attempt time limit; `ctx.signal` aborts at it and a late result is discarded. */
   readonly timeoutMs?: number;
+  /**
+   * Most time an attempt may go without `ctx.heartbeat()` (from its start, then from its last
+   * heartbeat): past it the attempt times out as at `timeoutMs` (Temporal: heartbeat timeout).
+   */
+  readonly idleTimeoutMs?: number;
   /** Node to continue at, with the error recorded, when the node fails for good. */
   readonly onError?: string;
   readonly reads?: readonly Field<S>[];
@@ -255,6 +260,7 @@ export class GraphBuilder<
         this.#retryWhens.set(name, when);
     }
     if (opts.timeoutMs !== undefined) def.timeoutMs = opts.timeoutMs;
+    if (opts.idleTimeoutMs !== undefined) def.idleTimeoutMs = opts.idleTimeoutMs;
     if (opts.onError !== undefined) def.onError = opts.onError;
     if (opts.reads !== undefined) def.reads = copyList(opts.reads);
     if (opts.readsContext === true) def.readsContext = true;

@@ -54,6 +54,8 @@ export interface NodeDef {
    * `/git`) or by exact path. Absent: the node may start none.
    */
   readonly exec?: readonly string[];
+  /** Most time an attempt may go without a heartbeat (see NodeOptions.idleTimeoutMs). */
+  readonly idleTimeoutMs?: number;
   /** The run's context is part of the node's input hash (see NodeOptions.readsContext). */
   readonly readsContext?: true;
   /** Outputs reused across runs for `ttlMs`; `key: true` when a key function makes the key. */
@@ -292,6 +294,16 @@ export interface NodeContext<C = unknown> {
    * when the attempt ends (see docs/streaming.md).
    */
   emit(name: string, data?: unknown, options?: EmitOptions): void;
+  /**
+   * Says the attempt is alive (a chunk of a model stream arrived, a long tool call is still
+   * going): a node with `idleTimeoutMs` is timed out only after that long without one. `details`
+   * (copied through JSON) is kept as the attempt's last heartbeat, in its trace entry. Cheap: it
+   * writes nothing until the attempt ends.
+   *
+   * @example
+   * for await (const chunk of stream) { ctx.heartbeat({ tokens: ++n }); text += chunk; }
+   */
+  heartbeat(details?: unknown): void;
   /** Records one turn of a loop inside this attempt (an agent's model call and tool calls). */
   turn(turn: TurnRecord): void;
   /** What the run had spent when this attempt started, and its budget. */

@@ -27,6 +27,9 @@ export function checkNodeOptions(node: NodeDef, report: Report): void {
     bad('visits', node.visits, 'it must be a whole number >= 1');
   if (node.timeoutMs !== undefined && !(node.timeoutMs > 0 && node.timeoutMs <= maxTimerMs))
     bad('timeoutMs', node.timeoutMs, `it must be > 0 and at most ${maxTimerMs}`);
+  const idle = node.idleTimeoutMs;
+  if (idle !== undefined && !(idle > 0 && idle <= maxTimerMs))
+    bad('idleTimeoutMs', idle, `it must be > 0 and at most ${maxTimerMs}`);
   if (!isPositiveInt(node.version)) bad('version', node.version, 'it must be a whole number >= 1');
   for (const key of ['reads', 'writes'] as const) {
     if (node[key] !== undefined && !Array.isArray(node[key]))

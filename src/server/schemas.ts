@@ -162,6 +162,10 @@ export const traceResponse = z.object({
       reused: z.literal(true).optional(),
       usage: z.unknown().optional(),
       turns: z.array(z.unknown()).optional(),
+      heartbeat: z
+        .object({ at: at('when the attempt last heartbeat'), details: z.unknown().optional() })
+        .optional()
+        .describe("the attempt's last ctx.heartbeat()"),
       error: z.unknown().optional(),
     }),
   ),

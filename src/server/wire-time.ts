@@ -49,7 +49,12 @@ export function wireEvent(event: StreamEvent): Record<string, unknown> {
  * c.json({ entries: trace.entries.map(wireEntry), path: trace.path });
  */
 export function wireEntry(entry: TraceEntry): Record<string, unknown> {
-  return { ...entry, startedAt: isoTime(entry.startedAt) };
+  const { heartbeat } = entry;
+  return {
+    ...entry,
+    startedAt: isoTime(entry.startedAt),
+    ...(heartbeat !== undefined && { heartbeat: { ...heartbeat, at: isoTime(heartbeat.at) } }),
+  };
 }
 
 /**

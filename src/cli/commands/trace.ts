@@ -17,7 +17,13 @@ export async function trace(out: Io, runId: string): Promise<number> {
     type: 'trace',
     runId,
     path,
-    entries: entries.map((entry) => ({ ...entry, startedAt: iso(entry.startedAt) })),
+    entries: entries.map((entry) => ({
+      ...entry,
+      startedAt: iso(entry.startedAt),
+      ...(entry.heartbeat !== undefined && {
+        heartbeat: { ...entry.heartbeat, at: iso(entry.heartbeat.at) },
+      }),
+    })),
   });
   out.line(`path: ${path.join(' -> ')}`);
   out.line();

@@ -15,6 +15,7 @@ import type {
 import { confineExec } from '../../workspace/confine.js';
 import { type WorkspaceSession, workspaceHandle } from '../../workspace/session.js';
 import type { Activation, AttemptReport, RunLimits } from '../core/snapshot.js';
+import type { Beat } from './execute.js';
 
 /**
  * The `ctx` a node body gets. A class rather than an object literal so the effect method and
@@ -43,6 +44,7 @@ export class AttemptContext implements NodeContext {
   readonly #clock: { now(): number };
   readonly #live: ((name: string, data: unknown, at: number) => void) | undefined;
   #workspace: Workspace | undefined;
+  #beat: Beat | undefined;
 
   constructor(
     activation: Activation,
@@ -57,6 +59,8 @@ export class AttemptContext implements NodeContext {
       readonly clock: { now(): number };
       /** Where ephemeral emits go: the drive's watchers. Absent: nobody watches, they are dropped. */
       readonly live?: (name: string, data: unknown, at: number) => void;
+      /** Shared with the attempt's idle timer, when its node has `idleTimeoutMs`. */
+      readonly beat?: Beat;
     },
     signal: AbortSignal | (() => AbortSignal),
     exec?: readonly string[],
@@ -77,6 +81,20 @@ export class AttemptContext implements NodeContext {
     this.#exec = exec;
     this.spend = input.spent;
     this.#limits = input.limits;
+    this.#beat = input.beat;
+  }
+
+  /** The attempt's last heartbeat, if it sent one (or has an idle timer). */
+  get beat(): Beat | undefined {
+    return this.#beat;
+  }
+
+  heartbeat(details?: unknown): void {
+    const beat = (this.#beat ??= { at: 0, beaten: false });
+    beat.at = this.#clock.now();
+    beat.beaten = true;
+    // A copy through JSON only when there are details: a bare heartbeat writes down the time.
+    if (details !== undefined) beat.details = JSON.parse(JSON.stringify(details));
   }
 
   get budget(): Budget {

@@ -38,6 +38,15 @@ export interface AttemptInput {
   readonly clock: Clock;
   /** Where the attempt's ephemeral emits go; absent when nobody watches the drive. */
   readonly live?: (name: string, data: unknown, at: number) => void;
+  /** Shared with the attempt's idle timer (set here, by `executeAttempt`). */
+  readonly beat?: Beat;
+}
+
+/** An attempt's last heartbeat, shared by its context (which beats) and its idle timer. */
+export interface Beat {
+  at: number;
+  details?: unknown;
+  beaten: boolean;
 }
 
 /**
@@ -51,6 +60,8 @@ export interface Attempt {
   readonly endedAt: number;
   readonly turns?: readonly TurnRecord[];
   readonly reused?: true;
+  /** The attempt's last `ctx.heartbeat()`: when, and its details. */
+  readonly heartbeat?: { readonly at: number; readonly details?: unknown };
 }
 
 /**
@@ -68,9 +79,10 @@ export function executeAttempt(
   input: AttemptInput,
   startedAt: number = input.clock.now(),
 ): Promise<Attempt> {
-  const timeoutMs = node.def.timeoutMs;
-  if (timeoutMs === undefined)
+  const { timeoutMs, idleTimeoutMs } = node.def;
+  if (timeoutMs === undefined && idleTimeoutMs === undefined)
     return invoke(graph, node, activation, input, input.signal, startedAt);
+  const beat: Beat = { at: startedAt, beaten: false };
   const parent = typeof input.signal === 'function' ? input.signal() : input.signal;
 
   // A controller per attempt only when a timeout needs one: it is the costliest object per step.
@@ -79,24 +91,45 @@ export function executeAttempt(
   if (parent.aborted) forward();
   else parent.addEventListener('abort', forward, { once: true });
   const timer = new AbortController();
-  const expired = input.clock.sleep(timeoutMs, timer.signal).then((): Attempt | undefined => {
-    if (timer.signal.aborted) return undefined;
-    const error = timedOut(node, activation, timeoutMs);
-    controller.abort(new Error(error.message));
-    return failedAttempt(activation, error, startedAt, input.clock.now());
+  const { clock } = input;
+  const hardAt = timeoutMs === undefined ? Number.POSITIVE_INFINITY : startedAt + timeoutMs;
+  // One timer for both limits, re-armed when it finds a heartbeat since: a heartbeat itself only
+  // writes down the time, so it costs no timer.
+  const expired = (async (): Promise<Attempt | undefined> => {
+    for (;;) {
+      const idleAt =
+        idleTimeoutMs === undefined ? Number.POSITIVE_INFINITY : beat.at + idleTimeoutMs;
+      await clock.sleep(Math.max(0, Math.min(hardAt, idleAt) - clock.now()), timer.signal);
+      if (timer.signal.aborted) return undefined;
+      const now = clock.now();
+      const error =
+        now >= hardAt
+          ? timedOut(node, activation, timeoutMs!)
+          : idleTimeoutMs !== undefined && now >= beat.at + idleTimeoutMs
+            ? idleTimedOut(node, activation, idleTimeoutMs)
+            : undefined;
+      if (error === undefined) continue;
+      controller.abort(new Error(error.message));
+      return withBeat(failedAttempt(activation, error, startedAt, now), beat);
+    }
+  })();
+  const ran = invoke(
+    graph,
+    node,
+    activation,
+    { ...input, beat },
+    controller.signal,
+    startedAt,
+  ).then((attempt) => {
+    // A body that never yielded could not be interrupted: its elapsed time decides.
+    if (timeoutMs === undefined || attempt.endedAt - attempt.startedAt <= timeoutMs) return attempt;
+    return failedAttempt(
+      activation,
+      timedOut(node, activation, timeoutMs),
+      startedAt,
+      attempt.endedAt,
+    );
   });
-  const ran = invoke(graph, node, activation, input, controller.signal, startedAt).then(
-    (attempt) => {
-      // A body that never yielded could not be interrupted: its elapsed time decides.
-      if (attempt.endedAt - attempt.startedAt <= timeoutMs) return attempt;
-      return failedAttempt(
-        activation,
-        timedOut(node, activation, timeoutMs),
-        startedAt,
-        attempt.endedAt,
-      );
-    },
-  );
   return Promise.race([ran, expired.then((a) => a ?? ran)]).finally(() => {
     timer.abort(finished);
     parent.removeEventListener('abort', forward);
@@ -177,7 +210,8 @@ export function failedAttempt(
 }
 
 /** Adds what the attempt reported (usage, quarantine, turns); most nodes report nothing. */
-function reported(ctx: AttemptContext, attempt: Attempt): Attempt {
+function reported(ctx: AttemptContext, done: Attempt): Attempt {
+  const attempt = withBeat(done, ctx.beat);
   const turns = ctx.turns();
   const report = ctx.report();
   if (report === undefined && turns === undefined) return attempt;
@@ -191,6 +225,21 @@ function reported(ctx: AttemptContext, attempt: Attempt): Attempt {
     } else event = { ...event, ...report };
   }
   return turns === undefined ? { ...attempt, event } : { ...attempt, event, turns };
+}
+
+function idleTimedOut(node: RuntimeNode, activation: Activation, idleMs: number): ErrorValue {
+  const message = `node "${node.def.name}" sent no heartbeat for ${idleMs} ms`;
+  return errorValue(where(activation), 'NODE_TIMEOUT', 'timeout', message, {
+    idleTimeoutMs: idleMs,
+  });
+}
+
+/** The attempt with its last heartbeat, when its node sent one. */
+function withBeat(attempt: Attempt, beat: Beat | undefined): Attempt {
+  if (beat === undefined || !beat.beaten) return attempt;
+  const heartbeat =
+    beat.details === undefined ? { at: beat.at } : { at: beat.at, details: beat.details };
+  return { ...attempt, heartbeat };
 }
 
 function timedOut(node: RuntimeNode, activation: Activation, timeoutMs: number): ErrorValue {

@@ -178,12 +178,13 @@ function storedEntry(entry: TraceEntry): StoredEntry {
     status,
     retried,
   ];
-  const { within, reused, usage, turns, error } = entry;
+  const { within, reused, usage, turns, heartbeat, error } = entry;
   if (
     within !== undefined ||
     reused !== undefined ||
     usage !== undefined ||
     turns !== undefined ||
+    heartbeat !== undefined ||
     error !== undefined
   ) {
     stored.push({
@@ -191,6 +192,7 @@ function storedEntry(entry: TraceEntry): StoredEntry {
       ...(reused !== undefined && { reused }),
       ...(usage !== undefined && { usage }),
       ...(turns !== undefined && { turns }),
+      ...(heartbeat !== undefined && { heartbeat }),
       // The stack and cause are the failed event's; stored once, there (loadTrace joins them).
       ...(error !== undefined && {
         error: { code: error.code, class: error.class, message: error.message },

@@ -41,6 +41,7 @@ export class TraceRecorder {
       reused: attempt?.reused === true,
       usage,
       turns: attempt?.turns,
+      heartbeat: attempt?.heartbeat,
     });
   }
 
@@ -75,6 +76,7 @@ function entry(
         readonly reused: boolean;
         readonly usage: TraceEntry['usage'];
         readonly turns: TraceEntry['turns'];
+        readonly heartbeat?: TraceEntry['heartbeat'];
       }
     | undefined,
 ): TraceEntry {
@@ -94,6 +96,7 @@ function entry(
     if (extra.reused) e.reused = true;
     if (extra.usage !== undefined) e.usage = extra.usage;
     if (extra.turns !== undefined) e.turns = extra.turns;
+    if (extra.heartbeat !== undefined) e.heartbeat = extra.heartbeat;
   }
   if (error === undefined) return e;
   const { code, class: errorClass, message, stack, cause } = error;

@@ -26,6 +26,8 @@ export interface TraceEntry {
   readonly usage?: Usage;
   /** The turns of a loop inside the attempt (an agent), as reported through `ctx.turn`. */
   readonly turns?: readonly TurnRecord[];
+  /** The attempt's last `ctx.heartbeat()`: when it was sent, and its details if it had any. */
+  readonly heartbeat?: { readonly at: number; readonly details?: unknown };
   readonly error?: {
     readonly code: ErrorCode;
     readonly class: ErrorClass;
