@@ -208,13 +208,17 @@ export class RunBook {
     const after = this.#after;
     if (after.status !== 'running') return [];
     const out: Activation[] = [];
-    for (const s of this.#steps) {
-      for (const c of s.result.commands) {
-        if (c.type !== 'execute') continue;
-        const now = after.pending.find((a) => a.id === c.activation.id);
-        if (now !== undefined && now.attempt === c.activation.attempt && !out.includes(now))
-          out.push(now);
-      }
+    const executes: Activation[] = [];
+    for (const s of this.#steps)
+      for (const c of s.result.commands) if (c.type === 'execute') executes.push(c.activation);
+    if (executes.length === 0) return out;
+    // A few are found in the pending list as they are; a map opening's hundred branches by id.
+    const byId =
+      executes.length <= 4 ? undefined : new Map(after.pending.map((a) => [a.id, a] as const));
+    for (const scheduled of executes) {
+      const now = byId?.get(scheduled.id) ?? after.pending.find((a) => a.id === scheduled.id);
+      if (now !== undefined && now.attempt === scheduled.attempt && !out.includes(now))
+        out.push(now);
     }
     return out;
   }

@@ -342,9 +342,11 @@ export class Drive {
     }
     options.onBooked?.(steps.length, book.after.status);
     this.#armDeadline(book.after);
-    if (book.after.status === 'running') {
+    if (book.after.status === 'running' && booked.kept.length > 0) {
+      // One step (nearly every commit) left the run as it is now: that is the state it scheduled.
+      const by = steps.length > 1 ? scheduledBy(steps) : undefined;
       for (const activation of booked.kept)
-        this.#executor.execute(activation, scheduledBy(steps, activation.id) ?? book.after);
+        this.#executor.execute(activation, by?.get(activation.id) ?? book.after);
     }
     return fold ? this.#foldedOf(steps.length, booked.released) : undefined;
   }
@@ -406,16 +408,15 @@ export class Drive {
 }
 
 /**
- * The run as the step that scheduled `activation` left it: the state it sees. The last step of
- * a group that scheduled it, most often the only one.
+ * For each activation a group of steps scheduled, the run as the step that scheduled it left
+ * it: the state it sees. The last step of the group that scheduled it wins.
  */
-function scheduledBy(steps: readonly Stepped[], activation: string): Snapshot | undefined {
-  for (let i = steps.length - 1; i >= 0; i--) {
-    const s = steps[i]!;
+function scheduledBy(steps: readonly Stepped[]): Map<string, Snapshot> {
+  const by = new Map<string, Snapshot>();
+  for (const s of steps)
     for (const command of s.result.commands)
-      if (command.type === 'execute' && command.activation.id === activation) return s.after;
-  }
-  return undefined;
+      if (command.type === 'execute') by.set(command.activation.id, s.after);
+  return by;
 }
 
 /** The error a drive that lost its run rejects with. */
