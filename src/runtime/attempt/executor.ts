@@ -122,9 +122,12 @@ export class LocalExecutor implements Executor {
       });
       return;
     }
+    // Fields written out, not spread: this object is made on every step.
     const input = {
       runId: snapshot.runId,
-      ...view,
+      state: view.state,
+      item: view.item,
+      index: view.index,
       errors: snapshot.errors,
       ledger: this.#options.ledger,
       inputHash: hash,
@@ -175,15 +178,17 @@ export class LocalExecutor implements Executor {
       if (key !== undefined) void remember(memos!, this.#graph, node, key, a, snapshot.runId);
       this.#inFlight.delete(activation.id);
       // A finished activation's signal must not abort later, when its siblings are cancelled.
-      this.#branchSignals.delete(activation.id);
+      if (this.#branchSignals.size > 0) this.#branchSignals.delete(activation.id);
       if (!this.#ended(activation)) this.#done(a);
     });
   }
 
   /** Marks an activation done here; true if what it returns is to be ignored (stopped, cancelled). */
   #ended(activation: Activation): boolean {
-    if (this.#active.delete(activation.id)) this.#options.onDone?.(activation);
-    return this.#stoppedSignal.aborted || this.#cancelled.has(activation.id);
+    const { onDone } = this.#options;
+    if (this.#active.delete(activation.id) && onDone !== undefined) onDone(activation);
+    if (this.#stoppedSignal.aborted) return true;
+    return this.#cancelled.size > 0 && this.#cancelled.has(activation.id);
   }
 
   /** The sink of one attempt's ephemeral emits: dropped once the attempt is cancelled. */

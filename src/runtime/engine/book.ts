@@ -208,8 +208,18 @@ export class RunBook {
     const after = this.#after;
     if (after.status !== 'running') return [];
     const out: Activation[] = [];
+    const steps = this.#steps;
+    // The common commit: one step that schedules one activation, pending under the same attempt.
+    if (steps.length === 1) {
+      const { commands } = steps[0]!.result;
+      const c = commands.length === 1 ? commands[0]! : undefined;
+      if (c?.type === 'execute') {
+        const now = after.pending.find((a) => a.id === c.activation.id);
+        return now !== undefined && now.attempt === c.activation.attempt ? [now] : out;
+      }
+    }
     const executes: Activation[] = [];
-    for (const s of this.#steps)
+    for (const s of steps)
       for (const c of s.result.commands) if (c.type === 'execute') executes.push(c.activation);
     if (executes.length === 0) return out;
     // A few are found in the pending list as they are; a map opening's hundred branches by id.
