@@ -12,13 +12,7 @@ export type { ErrorCause, ErrorValue } from './error/error-value.js';
 export type { ThrownData } from './error/thrown-data.js';
 export type { WaymarkErrorOptions } from './error/waymark-error.js';
 export { isWaymarkError, permanentError, WaymarkError } from './error/waymark-error.js';
-export type {
-  GraphOptions,
-  MapOptions,
-  NodeDefaults,
-  NodeOptions,
-  WorkspaceOptions,
-} from './graph/builder.js';
+export type { GraphOptions, MapOptions, NodeOptions, WorkspaceOptions } from './graph/builder.js';
 export { GraphBuilder, graph } from './graph/builder.js';
 export type { CompiledGraph } from './graph/compiled.js';
 export type { Diagnostic, DiagnosticCode, Severity } from './graph/diagnostic.js';
@@ -28,6 +22,7 @@ export { END } from './graph/end.js';
 export type { BestPolicy, JoinPolicyInput } from './graph/join.js';
 export { all, any, best, patches, quorum } from './graph/join.js';
 export type { NodeKind } from './graph/kinds.js';
+export type { NodeDefaults } from './graph/node-defaults.js';
 export type { PersonNode, PersonOptions } from './graph/person.js';
 export { person } from './graph/person.js';
 export type { Reducer } from './graph/reducers.js';

@@ -7,7 +7,8 @@ import type { End } from './end.js';
 import { flatten } from './flatten.js';
 import { structuralHash } from './hash.js';
 import type { JoinPolicyInput } from './join.js';
-import { kindOf, kindTraits, type NodeKind, spendOf } from './kinds.js';
+import { kindOf, type NodeKind, spendOf } from './kinds.js';
+import { type NodeDefaults, withDefaults } from './node-defaults.js';
 import { waitSpecOf } from './person.js';
 import type { Reducer } from './reducers.js';
 import { runtimeNodes } from './runtime-nodes.js';
@@ -93,19 +94,6 @@ export interface GraphOptions<
    * A run given a context that does not parse is refused with `CONTEXT_INVALID`.
    */
   readonly context?: z.ZodType;
-}
-
-/**
- * The node options a graph can set once for all its nodes: see {@link GraphOptions.nodeDefaults}.
- *
- * @example
- * graph('agent', { state: State, nodeDefaults: { retry: { attempts: 3, backoffMs: 500 }, timeoutMs: 30_000 } })
- */
-export interface NodeDefaults {
-  readonly retry?: RetryOptions;
-  readonly timeoutMs?: number;
-  readonly visits?: number;
-  readonly exec?: readonly string[];
 }
 
 /** Options of `.node()`. `W` is inferred from `writes` and narrows what the node may return. */
@@ -503,25 +491,6 @@ export class GraphBuilder<
       reducers,
     });
   }
-}
-
-// Defaults become each node's own data, so the structural hash, the validator and every reader of
-// the def see them as if written on the node. Attempt-only options go only where there are
-// attempts: a retry on a person node would be refused, not ignored.
-function withDefaults<S, W extends Field<S>>(
-  options: NodeOptions<S, W>,
-  defaults: NodeDefaults,
-  kind: NodeKind,
-): NodeOptions<S, W> {
-  if (typeof defaults !== 'object' || defaults === null) return options;
-  const attempts = Object.hasOwn(kindTraits, kind) && kindTraits[kind].retryable;
-  return {
-    ...(defaults.visits !== undefined && { visits: defaults.visits }),
-    ...(attempts && defaults.retry !== undefined && { retry: defaults.retry }),
-    ...(attempts && defaults.timeoutMs !== undefined && { timeoutMs: defaults.timeoutMs }),
-    ...(attempts && defaults.exec !== undefined && { exec: defaults.exec }),
-    ...options,
-  };
 }
 
 // Copies with a fixed key order: the compiled graph must not change when the caller later edits

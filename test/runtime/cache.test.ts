@@ -10,12 +10,11 @@ import {
   isWaymarkError,
   loadTrace,
   run,
-  type Store,
-  Worker,
 } from '../../src/index.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { manualClock } from '../support/clock.js';
 import { stores } from '../support/stores.js';
+import { workUntilSettled } from '../support/worker-runs.js';
 
 const State = z.object({
   city: z.string(),
@@ -139,30 +138,13 @@ describePg('a node cache through workers on PostgreSQL', () => {
     const calls = { n: 0 };
     const g = weather(calls);
     const first = await enqueue(db.store, g, { city: 'Rome' });
-    const stop = new AbortController();
-    const working = new Worker(db.store, [g], { pollMs: 50, leaseMs: 5_000 }).run(stop.signal);
-    try {
-      await settled(db.store, first);
-      const second = await enqueue(db.store, g, { city: 'Rome' });
-      await settled(db.store, second);
-      const trace = await loadTrace(db.store, second);
-      expect(trace.entries.find((e) => e.node === 'lookup')).toMatchObject({ reused: true });
-    } finally {
-      stop.abort();
-      await working;
-    }
+    await workUntilSettled(db.store, [g], [first]);
+    const second = await enqueue(db.store, g, { city: 'Rome' });
+    await workUntilSettled(db.store, [g], [second]);
+    const trace = await loadTrace(db.store, second);
+    expect(trace.entries.find((e) => e.node === 'lookup')).toMatchObject({ reused: true });
     const inProcess = await run(g, { city: 'Rome' }, { store: db.store });
     expect(inProcess.state.said).toBe('sun in Rome (1)');
     expect(calls.n).toBe(1);
   });
 });
-
-async function settled(store: Store, runId: string): Promise<void> {
-  const until = Date.now() + 20_000;
-  for (;;) {
-    const record = await store.getRun(runId);
-    if (record !== undefined && record.status !== 'running') return;
-    if (Date.now() > until) throw new Error(`run ${runId} did not settle`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -18,12 +18,12 @@ import {
   resume,
   run,
   type Store,
-  Worker,
 } from '../../src/index.js';
 import { serve } from '../../src/server.js';
 import { SqliteStore } from '../../src/sqlite.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { dyingAt, stores } from '../support/stores.js';
+import { workUntilSettled } from '../support/worker-runs.js';
 
 const Context = z.object({ tenant: z.string(), tier: z.enum(['free', 'pro']).default('free') });
 const State = z.object({ seen: z.array(z.string()).default([]), greeting: z.string().default('') });
@@ -193,20 +193,7 @@ describePg('run context through a worker on PostgreSQL', () => {
     const seen: string[] = [];
     const g = greeter(seen);
     const id = await enqueue(db.store, g, {}, { context: { tenant: 'initech', tier: 'pro' } });
-    const stop = new AbortController();
-    const working = new Worker(db.store, [g], { pollMs: 50, leaseMs: 5_000 }).run(stop.signal);
-    try {
-      const until = Date.now() + 20_000;
-      for (;;) {
-        const record = await db.store.getRun(id);
-        if (record !== undefined && record.status !== 'running') break;
-        if (Date.now() > until) throw new Error('the run did not settle');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    } finally {
-      stop.abort();
-      await working;
-    }
+    await workUntilSettled(db.store, [g], [id]);
     expect((await db.store.getRun(id))?.status).toBe('succeeded');
     expect(seen).toEqual(['greet initech/pro', 'note initech']);
   });

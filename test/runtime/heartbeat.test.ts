@@ -3,9 +3,10 @@
 // keeps saying so runs as long as it needs, and its last heartbeat is kept in the trace.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { END, enqueue, graph, loadTrace, run, Worker } from '../../src/index.js';
+import { END, enqueue, graph, loadTrace, run } from '../../src/index.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { stores } from '../support/stores.js';
+import { workUntilSettled } from '../support/worker-runs.js';
 
 const State = z.object({ chunks: z.number().default(0) });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -106,20 +107,7 @@ describePg('heartbeats on a PostgreSQL worker', () => {
   it('a worker keeps a heartbeating attempt alive past its idle timeout and keeps its last heartbeat', async () => {
     const g = streaming(8, 20, true);
     const id = await enqueue(db.store, g, {});
-    const stop = new AbortController();
-    const working = new Worker(db.store, [g], { pollMs: 50, leaseMs: 5_000 }).run(stop.signal);
-    try {
-      const until = Date.now() + 20_000;
-      for (;;) {
-        const record = await db.store.getRun(id);
-        if (record !== undefined && record.status !== 'running') break;
-        if (Date.now() > until) throw new Error('the run did not settle');
-        await sleep(20);
-      }
-    } finally {
-      stop.abort();
-      await working;
-    }
+    await workUntilSettled(db.store, [g], [id]);
     expect((await db.store.getRun(id))?.status).toBe('succeeded');
     const trace = await loadTrace(db.store, id);
     expect(trace.entries[0]?.heartbeat).toMatchObject({ details: { chunk: 8 } });

@@ -10,11 +10,11 @@ import {
   loadTrace,
   run,
   type Store,
-  Worker,
 } from '../../src/index.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { manualClock } from '../support/clock.js';
 import { stores } from '../support/stores.js';
+import { workUntilSettled } from '../support/worker-runs.js';
 
 // What an ordinary thrown error says about itself (an HTTP status, a code, a name, the AI SDK's
 // isRetryable and Retry-After) is kept as data in its error value, so the retry predicate can
@@ -254,20 +254,7 @@ describePg('the default retry policy through a worker', () => {
   it('retries a 503, does not retry a 404, with the status in the stored error', async () => {
     const { g, thrown } = failing([httpError(503), httpError(404)]);
     const id = await enqueue(db.store, g, {});
-    const stop = new AbortController();
-    const working = new Worker(db.store, [g], { pollMs: 50, leaseMs: 5_000 }).run(stop.signal);
-    try {
-      const until = Date.now() + 20_000;
-      for (;;) {
-        const record = await db.store.getRun(id);
-        if (record !== undefined && record.status !== 'running') break;
-        if (Date.now() > until) throw new Error('the run did not settle');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    } finally {
-      stop.abort();
-      await working;
-    }
+    await workUntilSettled(db.store, [g], [id]);
     expect(thrown).toHaveLength(2);
     const trace = await loadTrace(db.store, id);
     expect(trace.entries.map((e) => [e.attempt, e.retried, e.error?.message])).toEqual([

@@ -19,11 +19,11 @@ import {
   run,
   type Store,
   union,
-  Worker,
 } from '../../src/index.js';
 import { checkReducer } from '../../src/testing/index.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { dyingAt, stores } from '../support/stores.js';
+import { workUntilSettled } from '../support/worker-runs.js';
 
 const Message = z.object({ id: z.string(), text: z.string() });
 const Chat = z.object({
@@ -254,20 +254,7 @@ describePg('markers through a worker on PostgreSQL', () => {
   it('a worker applies remove(), clear() and overwrite() and records them as a node wrote them', async () => {
     const g = chat(() => ({ messages: remove('m1'), notes: clear(), total: overwrite(2) }));
     const id = await enqueue(db.store, g, {});
-    const stop = new AbortController();
-    const working = new Worker(db.store, [g], { pollMs: 50, leaseMs: 5_000 }).run(stop.signal);
-    try {
-      const until = Date.now() + 20_000;
-      for (;;) {
-        const record = await db.store.getRun(id);
-        if (record !== undefined && record.status !== 'running') break;
-        if (Date.now() > until) throw new Error('the run did not settle');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    } finally {
-      stop.abort();
-      await working;
-    }
+    await workUntilSettled(db.store, [g], [id]);
     const edit = await completionOf(db.store, id, 'edit');
     expect(edit?.update).toMatchObject({ notes: { '@waymark': 'clear' } });
     const view = await inspect(db.store, g, id);

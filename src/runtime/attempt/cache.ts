@@ -55,6 +55,16 @@ export async function cachedAttempt(
   } catch {
     return undefined;
   }
+  return reusedAttempt(activation, update, key, now);
+}
+
+/** The attempt of an activation that takes a recorded output instead of running (`reused`). */
+export function reusedAttempt(
+  activation: Activation,
+  update: unknown,
+  key: string,
+  now: number,
+): Attempt {
   return {
     event: {
       type: 'completed',

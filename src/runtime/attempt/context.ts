@@ -90,7 +90,8 @@ export class AttemptContext implements NodeContext {
   }
 
   heartbeat(details?: unknown): void {
-    const beat = (this.#beat ??= { at: 0, beaten: false });
+    this.#beat ??= { at: 0, beaten: false };
+    const beat = this.#beat;
     beat.at = this.#clock.now();
     beat.beaten = true;
     // A copy through JSON only when there are details: a bare heartbeat writes down the time.

@@ -7,7 +7,7 @@ import { viewOf } from '../core/fan-out.js';
 import type { Activation, Snapshot } from '../core/snapshot.js';
 import type { AttemptStart } from '../run-types.js';
 import type { AttemptScope } from '../watch/telemetry.js';
-import { cachedAttempt, cacheKeyOf, remember } from './cache.js';
+import { cachedAttempt, cacheKeyOf, remember, reusedAttempt } from './cache.js';
 import { type Attempt, executeAttempt, failedAttempt } from './execute.js';
 import { inputHash } from './input-hash.js';
 
@@ -243,19 +243,7 @@ export class LocalExecutor implements Executor {
       }
       update = parsed.fields;
     }
-    return {
-      event: {
-        type: 'completed',
-        activation: activation.id,
-        attempt: activation.attempt,
-        update,
-        inputHash: hash,
-        reused: true,
-      },
-      startedAt: now,
-      endedAt: now,
-      reused: true,
-    };
+    return reusedAttempt(activation, update, hash, now);
   }
 
   #branchSignal(id: string): AbortSignal {

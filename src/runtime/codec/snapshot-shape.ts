@@ -1,18 +1,12 @@
 import { isRecord, storeCorrupt } from '../../error/store-corrupt.js';
+import { storedStatuses } from '../../store/store.js';
 import type { Snapshot } from '../core/snapshot.js';
 
 // What makes a stored text a waymark checkpoint, for both of its readers: the codec, which
 // rebuilds it with the graph, and the command, which shows a stopped run without loading the
 // graph file (and so without the runtime: this module imports nothing heavier than the error).
 
-const statuses: ReadonlySet<string> = new Set<Snapshot['status']>([
-  'running',
-  'waiting',
-  'succeeded',
-  'failed',
-  'cancelled',
-  'timed_out',
-]);
+const statuses: ReadonlySet<string> = new Set(storedStatuses);
 
 /**
  * The parsed snapshot of run `runId` when it has a checkpoint's shape, its spend and quarantine
