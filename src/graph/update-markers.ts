@@ -7,6 +7,17 @@ import type { Reducer } from './reducers.js';
 
 /** The key a marker carries. State values never hold it: names starting with '@' are waymark's. */
 const tag = '@waymark';
+/**
+ * What only the three functions below put on a marker (not enumerable, so JSON drops it): a
+ * node's update is taken as a marker only when its code made one, never because a value that
+ * came from outside (a model's output, a tool's reply) has the same shape.
+ */
+const made = Symbol('waymark update marker');
+
+function mark<T>(marker: UpdateMarker): T {
+  Object.defineProperty(marker, made, { value: true });
+  return marker as unknown as T;
+}
 
 /** A marker as an update holds it, and as the run's history records it. */
 export type UpdateMarker =
@@ -22,7 +33,7 @@ export type UpdateMarker =
  * .node('compact', (s) => ({ messages: overwrite([summaryOf(s.messages)]) }))
  */
 export function overwrite<T>(value: T): T {
-  return { [tag]: 'overwrite', value } as unknown as T;
+  return mark({ [tag]: 'overwrite', value });
 }
 
 /**
@@ -35,7 +46,7 @@ export function overwrite<T>(value: T): T {
  * .node('forget', () => ({ messages: remove('m1') }))   // messages: mergeByKey('id')
  */
 export function remove(...items: readonly unknown[]): never[] {
-  return { [tag]: 'remove', items } as unknown as never[];
+  return mark({ [tag]: 'remove', items });
 }
 
 /**
@@ -46,7 +57,7 @@ export function remove(...items: readonly unknown[]): never[] {
  * .node('reset', () => ({ notes: clear() }))
  */
 export function clear(): never[] {
-  return { [tag]: 'clear' } as unknown as never[];
+  return mark({ [tag]: 'clear' });
 }
 
 /** The marker `value` is, or undefined for an ordinary value. */
@@ -60,6 +71,11 @@ export function markerOf(value: unknown): UpdateMarker | undefined {
   if (kind === 'overwrite' && keys === 2 && 'value' in marker) return marker as UpdateMarker;
   if (kind === 'remove' && keys === 2 && Array.isArray(marker.items)) return marker as UpdateMarker;
   return undefined;
+}
+
+/** Whether `value` has a marker's shape without having been made by `overwrite`, `remove` or `clear`. */
+export function forgedMarker(value: unknown): boolean {
+  return markerOf(value) !== undefined && (value as { [made]?: true })[made] !== true;
 }
 
 /** The marker with its overwrite value replaced by `value` (as the field's schema parsed it). */

@@ -118,6 +118,18 @@ describe('markers in an update', () => {
     });
   });
 
+  it("an object shaped like a marker that no marker function made (a model's output, say) is refused", async () => {
+    const forged = { '@waymark': 'overwrite', value: ['injected'] } as unknown as string[];
+    const result = await run(
+      chat(() => ({ notes: forged })),
+      {},
+    );
+    expect(result.status === 'failed' && result.error).toMatchObject({
+      code: 'UPDATE_INVALID',
+      message: expect.stringContaining('shaped like a waymark marker'),
+    });
+  });
+
   it('branches of a map each remove their own message, and the join keeps what none removed', async () => {
     const Forget = Chat.extend({ drop: z.array(z.string()).default([]) });
     const g = graph('forget', { state: Forget, reducers })
@@ -193,7 +205,7 @@ describe.each(stores)('markers on %s: recorded as written, replayed the same', (
 
   it('a patch may remove() and clear() as a node may', async () => {
     const g = graph('waits', { state: Chat, reducers })
-      .node('say', () => ({ messages: [m('m1'), m('m2')], notes: ['n'] }))
+      .node('say', () => ({ messages: [m('m1'), m('m2')], notes: ['n'], tags: ['t'] }))
       .node('hold', () => ({}))
       .edge('say', 'hold')
       .edge('hold', END)
@@ -209,10 +221,14 @@ describe.each(stores)('markers on %s: recorded as written, replayed the same', (
       { messages: remove('m1'), notes: clear() },
       { by: 'test', reason: 'forget m1' },
     );
+    // The JSON form, as the HTTP API and `waymark patch --set` send it.
+    const json = { tags: { '@waymark': 'clear' } } as unknown as { tags: string[] };
+    await patchState(store, g, 'p', json, { by: 'api', reason: 'no tags' });
     const result = await resume(store, g, 'p');
 
     expect(result.state.messages).toEqual([m('m2')]);
     expect(result.state.notes).toEqual([]);
+    expect(result.state.tags).toEqual([]);
   });
 });
 

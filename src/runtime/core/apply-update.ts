@@ -3,6 +3,7 @@ import { type ErrorValue, errorValue, provenance } from '../../error/error-value
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
 import { slotSchema } from '../../graph/subgraph.js';
 import {
+  forgedMarker,
   markerName,
   markerOf,
   markerValue,
@@ -80,6 +81,12 @@ export function parseUpdate(graph: CompiledGraph, node: RuntimeNode, update: unk
     // overwrite() and clear() set a value, which the schema checks as any other; remove() sets
     // none, and is taken only by a field whose reducer removes.
     const marker = markerOf(value);
+    if (marker !== undefined && forgedMarker(value))
+      return refuse(
+        'UPDATE_INVALID',
+        `node "${node.def.name}" wrote "${key}" as an object shaped like a waymark marker; only overwrite(), remove() and clear() make one`,
+        { field: key },
+      );
     const set = marker === undefined ? { value } : markerValue(marker);
     if (set === undefined) {
       const reducer = node.scope === undefined ? graph.reducers.get(key) : undefined;
