@@ -18,7 +18,10 @@ export interface ErrorValue {
   readonly message: string;
   /** Structured details (zod issues, the undeclared route value), JSON-serialisable. */
   readonly details?: unknown;
-  /** Where a node's thrown error came from: its stack as the node's code left it (trimmed). */
+  /**
+   * Where a node's thrown error came from: its stack as the node's code left it, without the
+   * engine's frames that called the node, and cut at 4,000 characters.
+   */
   readonly stack?: string;
   /** What the thrown error wrapped (`new Error(msg, { cause })`), outermost first. */
   readonly cause?: ErrorCause;
@@ -76,9 +79,32 @@ function causeOf(value: unknown, depth: number): ErrorCause | undefined {
   };
 }
 
+// waymark's own source folder (src/ under tsx, dist/ once built), as a URL and as a path: frames
+// there at the bottom of a stack are the engine calling the node, the same for every failure.
+const ownRoot = new URL('../', import.meta.url);
+const ownMarks = [ownRoot.href, ownRoot.protocol === 'file:' ? decodeURI(ownRoot.pathname) : ''];
+const isOwnFrame = (line: string) =>
+  line.trimStart().startsWith('at ') && ownMarks.some((mark) => mark !== '' && line.includes(mark));
+
 function trimStack(stack: string | undefined): string | undefined {
   if (typeof stack !== 'string' || stack.length === 0) return undefined;
-  return stack.length > maxStackChars ? `${stack.slice(0, maxStackChars)}\n    ...` : stack;
+  const kept = withoutEngineFrames(stack);
+  return kept.length > maxStackChars ? `${kept.slice(0, maxStackChars)}\n    ...` : kept;
+}
+
+/**
+ * The stack without its trailing run of waymark's own frames (the executor, the drive, the host
+ * that called the node): they say nothing about the failure, and every stored copy pays for them.
+ * Frames of waymark above the node's code (a `ctx.effect` that threw) stay.
+ */
+function withoutEngineFrames(stack: string): string {
+  let end = stack.length;
+  while (end > 0) {
+    const start = stack.lastIndexOf('\n', end - 1);
+    if (start === -1 || !isOwnFrame(stack.slice(start + 1, end))) break;
+    end = start;
+  }
+  return end === stack.length ? stack : stack.slice(0, end);
 }
 
 /**

@@ -98,6 +98,30 @@ describe('errors are values', () => {
     });
   });
 
+  it("keeps a stack's own frames and drops the engine's frames that called the node", async () => {
+    const g = graph('g', { state: State })
+      .node('fetch', async (_s, ctx) => {
+        // An effect that throws: waymark's frames above the node's code are part of its story.
+        await ctx.effect('call', () => {
+          throw new Error('refused by the API');
+        });
+        return {};
+      })
+      .edge('fetch', END)
+      .entry('fetch')
+      .compile();
+
+    const result = await run(g, {});
+
+    expect(result.status).toBe('failed');
+    if (result.status !== 'failed') return;
+    const frames = (result.error.stack ?? '').split('\n').slice(1);
+    expect(frames.some((f) => f.includes('errors.test.ts'))).toBe(true);
+    // The last frame is the test's node, not the executor or the drive that called it.
+    expect(frames.at(-1)).toContain('errors.test.ts');
+    expect(result.error.stack).not.toMatch(/runtime[/\\](attempt|engine|local)[/\\]/);
+  });
+
   it('ends the run failed, with the error and the state so far, when the node has no onError', async () => {
     const g = graph('g', { state: State })
       .node('draft', () => ({ draft: 'kept' }))
