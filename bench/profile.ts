@@ -1,7 +1,8 @@
 // CPU profile of one waymark workload, summarized per function and per source file, so the
 // per-step costs can be named. Not part of `npm run bench`: it measures waymark alone.
 //
-//   node --import tsx bench/profile.ts [chain|loop|fanout|sqlite|build|validate] [--seconds 5]
+//   node --import tsx bench/profile.ts [chain|loop|fanout|sqlite|resume|build|validate]
+//                                      [--seconds 5]
 //                                      [--lines]
 //                                      [--ref <git-rev> | --source]
 //
@@ -20,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { buildWaymark, repoRoot } from './lib/build-waymark.js';
 
-const workloads = ['chain', 'loop', 'fanout', 'sqlite', 'build', 'validate'] as const;
+const workloads = ['chain', 'loop', 'fanout', 'sqlite', 'resume', 'build', 'validate'] as const;
 type Workload = (typeof workloads)[number];
 
 const args = process.argv.slice(2);
@@ -95,6 +96,30 @@ async function makeWorkload(): Promise<{ unit: string; call: () => Promise<numbe
           const r = await wm.run(g, { i: 0 }, { store, maxSteps: graphs.stepLimit });
           if (r.state.i !== 1000) throw new Error('profile: sqlite loop result is wrong');
           return r.steps;
+        },
+      };
+    }
+    case 'resume': {
+      // bench/resume.ts's short case: a run failed at its tail after 10 steps, resumed (the tail
+      // fails again) and put back as it was before each call. The put-back is sampled too; it is
+      // the restorer's SQL, not waymark's.
+      const { SqliteStore } = await loadWaymarkSqlite();
+      const path = join(tempDir('profile'), 'waymark.db');
+      const store = new SqliteStore({ path });
+      const g = graphs.waymarkLogLoop(5, { appendLog: false, failTail: true });
+      const first = await wm.run(g, { i: 0, log: [] }, { store, maxSteps: 20 });
+      if (first.status !== 'failed') throw new Error('profile: the run to resume did not fail');
+      const stored = await store.getRun(first.runId);
+      if (stored === undefined) throw new Error('profile: the failed run is not stored');
+      const { runRestorer } = await import('./lib/restore-run.js');
+      const restorer = runRestorer(path);
+      return {
+        unit: 'resume',
+        call: async () => {
+          restorer.restore(stored);
+          const r = await wm.resume(store, g, first.runId);
+          if (r.status !== 'failed' || r.steps !== 10) throw new Error('profile: resume is wrong');
+          return 1;
         },
       };
     }

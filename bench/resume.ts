@@ -14,8 +14,6 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
-import Database from 'better-sqlite3';
-import type { RunRecord } from '../src/index.js';
 import {
   executions,
   langgraphLogLoopBuilder,
@@ -34,6 +32,7 @@ import {
   settingsFromEnv,
 } from './lib/measure.js';
 import { emit, type Row } from './lib/report.js';
+import { runRestorer } from './lib/restore-run.js';
 import { formatBytes, langgraphSaver, settledBytes, tempDir } from './lib/sqlite.js';
 import { loadWaymarkSqlite, waymarkOrigin, wm } from './lib/waymark.js';
 
@@ -75,44 +74,7 @@ store.loadRun = async (runId) => {
   }
 };
 
-/**
- * Puts a run back as it stood when it first failed: a resume appends its events (`resumed`, the
- * failure) and a snapshot, and the failure adds one more error to the state's error list, so
- * resuming the same run again and again would resume a growing one. A second connection deletes
- * what the last resume added, in one transaction, then the store must report the run as before.
- * It writes the store's tables as schema version 3 lays them out: a run's history is keyed by
- * (run number << 32) + seq, and its newest row holds its status and error.
- */
-const restorer = new Database(wmPath);
-const historyKey = '((SELECT num FROM runs WHERE id = @id) << 32) + @seq';
-const restoreSql = {
-  events: restorer.prepare(
-    `DELETE FROM events WHERE key > ${historyKey} AND key <= ((SELECT num FROM runs WHERE id = @id) << 32) + 4294967295`,
-  ),
-  snapshots: restorer.prepare('DELETE FROM snapshots WHERE run_id = ? AND seq > ?'),
-  // A store keeps only a run's first and newest snapshot: a resume's own snapshot drops the one
-  // the run had, so putting the run back re-inserts the snapshots it had before the call.
-  keptSnapshots: restorer.prepare('SELECT seq, data FROM snapshots WHERE run_id = ?'),
-  reinsert: restorer.prepare(
-    'INSERT OR IGNORE INTO snapshots (run_id, seq, data) VALUES (?, ?, ?)',
-  ),
-  head: restorer.prepare(
-    `UPDATE events SET status = @status, error = @error, at = @at WHERE key = ${historyKey}`,
-  ),
-};
-const kept = new Map<string, { seq: number; data: string }[]>();
-const restore = restorer.transaction((first: RunRecord) => {
-  let snapshots = kept.get(first.id);
-  if (snapshots === undefined) {
-    snapshots = restoreSql.keptSnapshots.all(first.id) as { seq: number; data: string }[];
-    kept.set(first.id, snapshots);
-  }
-  restoreSql.events.run({ id: first.id, seq: first.seq });
-  restoreSql.snapshots.run(first.id, first.seq);
-  for (const snapshot of snapshots) restoreSql.reinsert.run(first.id, snapshot.seq, snapshot.data);
-  const head = { id: first.id, seq: first.seq, status: first.status, error: first.error };
-  check(restoreSql.head.run({ ...head, at: first.updatedAt }).changes === 1, 'no head to restore');
-});
+const restorer = runRestorer(wmPath);
 
 /** Thrown by the store below in place of recording the tail's failure: the process "died". */
 const crash = 'simulated crash before the failure was recorded';
@@ -172,7 +134,7 @@ async function waymarkContender(steps: number, interrupted = false): Promise<Con
     name,
     units: 1,
     prepare: async () => {
-      restore(stored);
+      restorer.restore(stored);
       const now = await store.getRun(runId);
       check(
         now?.seq === stored.seq && now.status === status,
