@@ -79,12 +79,24 @@ function causeOf(value: unknown, depth: number): ErrorCause | undefined {
   };
 }
 
-// waymark's own source folder (src/ under tsx, dist/ once built), as a URL and as a path: frames
-// there at the bottom of a stack are the engine calling the node, the same for every failure.
+// Where waymark's engine lives (src/ under tsx, dist/ once built), as URLs and as paths: the
+// frames there call a node, a router or a reducer, and everything below them is the engine and
+// whoever started the run. The node's context (ctx.effect) and the model and workspace helpers a
+// node calls are elsewhere, so their frames stay.
 const ownRoot = new URL('../', import.meta.url);
-const ownMarks = [ownRoot.href, ownRoot.protocol === 'file:' ? decodeURI(ownRoot.pathname) : ''];
-const isOwnFrame = (line: string) =>
-  line.trimStart().startsWith('at ') && ownMarks.some((mark) => mark !== '' && line.includes(mark));
+const engineFolders = [
+  'runtime/attempt/execute.',
+  'runtime/core/',
+  'runtime/engine/',
+  'runtime/local/',
+  'runtime/worker/',
+];
+const engineMarks = engineFolders.flatMap((folder) => {
+  const url = new URL(folder, ownRoot);
+  return url.protocol === 'file:' ? [url.href, decodeURI(url.pathname)] : [url.href];
+});
+const isEngineFrame = (line: string) =>
+  line.trimStart().startsWith('at ') && engineMarks.some((mark) => line.includes(mark));
 
 function trimStack(stack: string | undefined): string | undefined {
   if (typeof stack !== 'string' || stack.length === 0) return undefined;
@@ -93,18 +105,20 @@ function trimStack(stack: string | undefined): string | undefined {
 }
 
 /**
- * The stack without its trailing run of waymark's own frames (the executor, the drive, the host
- * that called the node): they say nothing about the failure, and every stored copy pays for them.
- * Frames of waymark above the node's code (a `ctx.effect` that threw) stay.
+ * The stack down to where the engine called the code that threw: the frames below (the
+ * executor, the drive, the host, the caller of `run()`) say nothing about the failure, and every
+ * stored copy of it pays for them. The first frame always stays.
  */
 function withoutEngineFrames(stack: string): string {
-  let end = stack.length;
-  while (end > 0) {
-    const start = stack.lastIndexOf('\n', end - 1);
-    if (start === -1 || !isOwnFrame(stack.slice(start + 1, end))) break;
-    end = start;
+  // The first frame stays, so an error the engine made itself still says where.
+  let start = stack.indexOf('\n', stack.indexOf('\n') + 1);
+  while (start !== -1) {
+    const end = stack.indexOf('\n', start + 1);
+    const line = stack.slice(start + 1, end === -1 ? stack.length : end);
+    if (isEngineFrame(line)) return stack.slice(0, start);
+    start = end;
   }
-  return end === stack.length ? stack : stack.slice(0, end);
+  return stack;
 }
 
 /**

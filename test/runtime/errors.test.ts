@@ -10,6 +10,7 @@ import {
   run,
   WaymarkError,
 } from '../../src/index.js';
+import { SqliteStore } from '../../src/sqlite.js';
 import { manualClock } from '../support/clock.js';
 
 const State = z.object({
@@ -119,7 +120,33 @@ describe('errors are values', () => {
     expect(frames.some((f) => f.includes('errors.test.ts'))).toBe(true);
     // The last frame is the test's node, not the executor or the drive that called it.
     expect(frames.at(-1)).toContain('errors.test.ts');
-    expect(result.error.stack).not.toMatch(/runtime[/\\](attempt|engine|local)[/\\]/);
+    expect(result.error.stack).not.toMatch(/runtime[/\\](engine|local|core)[/\\]/);
+  });
+
+  it("keeps nothing of what ran the node: every attempt's stack ends at the node", async () => {
+    const g = graph('g', { state: State })
+      .node(
+        'parse',
+        function parseNode() {
+          throw new Error('not JSON');
+        },
+        { retry: { attempts: 2, backoffMs: 1 } },
+      )
+      .edge('parse', END)
+      .entry('parse')
+      .compile();
+    async function startTheRun() {
+      // On a store, the first attempt starts after a commit: Node's task queue is below it.
+      return run(g, {}, { store: new SqliteStore({ path: ':memory:' }) });
+    }
+
+    const result = await startTheRun();
+
+    expect(result.trace.entries.map((e) => e.status)).toEqual(['failed', 'failed']);
+    for (const entry of result.trace.entries) {
+      const frames = (entry.error?.stack ?? '').split('\n').slice(1);
+      expect(frames).toEqual([expect.stringMatching(/parseNode .*errors\.test\.ts/)]);
+    }
   });
 
   it('ends the run failed, with the error and the state so far, when the node has no onError', async () => {
