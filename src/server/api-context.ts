@@ -100,7 +100,7 @@ export function apiContext(
         };
         const moving = move((event) => {
           start();
-          if (event.type === 'delta') live.publish(event);
+          if (event.type === 'delta' || event.type === 'heartbeat') live.publish(event);
         }, drain).then(
           (result) => {
             start();

@@ -1,7 +1,7 @@
 import type { StreamEvent } from '../runtime/watch/stream.js';
 
 /**
- * The ephemeral events (`delta`) of the runs this server drives, for the SSE clients of each:
+ * The ephemeral events (`delta`, `heartbeat`) of the runs this server drives, for the SSE clients of each:
  * they are told once, live, and never recorded, so a client reading the run's history gets
  * them only from here, and only while the server's own process runs the node.
  */

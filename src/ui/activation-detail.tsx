@@ -108,6 +108,12 @@ export function ActivationDetail(props: {
             attempt {at.attempt}: {at.status}
             {at.startedAt !== undefined && ` at ${when(at.startedAt)}, ${duration(at.durationMs)}`}
             {at.notBefore !== undefined && ` · backoff until ${when(at.notBefore)}`}
+            {at.heartbeat !== undefined && (
+              <span className="heartbeat" data-testid="heartbeat">
+                {` · last heartbeat ${when(at.heartbeat.at)}`}
+                {at.heartbeat.details !== undefined && `: ${JSON.stringify(at.heartbeat.details)}`}
+              </span>
+            )}
             {at.usage !== undefined &&
               ` · ${at.usage.inputTokens ?? 0} in / ${at.usage.outputTokens ?? 0} out tokens${at.usage.costUsd ? `, $${at.usage.costUsd.toFixed(4)}` : ''}${at.usage.model ? ` (${at.usage.model})` : ''}`}
             {at.error !== undefined && (

@@ -1,5 +1,5 @@
 import { msOf } from './format.js';
-import type { ErrorValue, StreamEvent, TraceEntry, Usage } from './types.js';
+import type { ErrorValue, Heartbeat, StreamEvent, TraceEntry, Usage } from './types.js';
 
 /** One attempt of an activation, from the trace (timing, usage, error) and the stream (backoff). */
 export interface AttemptView {
@@ -11,6 +11,8 @@ export interface AttemptView {
   notBefore?: number;
   error?: TraceEntry['error'] | ErrorValue;
   usage?: Usage;
+  /** Its last heartbeat: told live while it runs, from its trace entry once it ended. */
+  heartbeat?: Heartbeat;
 }
 
 /** One activation of one node, as the page shows it. */
@@ -143,6 +145,15 @@ export function applyEvent(model: RunModel, e: StreamEvent): void {
       model.byId.get(id!)?.emitted.push({ name: e.name ?? '', data: e.data });
       return;
     }
+    case 'heartbeat': {
+      const a = model.byId.get(id!);
+      if (a === undefined) return;
+      attemptOf(a, e.attempt ?? 1).heartbeat = {
+        at: e.at,
+        ...(e.details !== undefined && { details: e.details }),
+      };
+      return;
+    }
     default:
       return;
   }
@@ -170,6 +181,7 @@ export function applyTrace(model: RunModel, entries: readonly TraceEntry[]): voi
     at.status = t.status;
     if (t.error !== undefined) at.error = t.error;
     if (t.usage !== undefined) at.usage = t.usage;
+    if (t.heartbeat !== undefined) at.heartbeat = t.heartbeat;
     if (t.reused) a.reused = true;
   }
 }

@@ -74,6 +74,14 @@ export interface TraceEntry {
     readonly message: string;
     readonly stack?: string;
   };
+  /** The attempt's last `ctx.heartbeat()`. */
+  readonly heartbeat?: Heartbeat;
+}
+
+/** When a node last said it is alive, and what it said. */
+export interface Heartbeat {
+  readonly at: Iso;
+  readonly details?: unknown;
 }
 
 export interface Trace {
@@ -157,6 +165,8 @@ export interface StreamEvent {
   readonly prompt?: string;
   readonly name?: string;
   readonly data?: unknown;
+  /** A live `heartbeat` event's details. */
+  readonly details?: unknown;
 }
 
 export interface WaitRequest {

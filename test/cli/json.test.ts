@@ -78,6 +78,8 @@ describe('waymark --json', () => {
     await json(box, ['ls', '--thread', 'm'], 0);
     await json(box, ['run', fixture('caused.ts'), '--run-id', 'c'], 1);
     await json(box, ['show', 'c'], 0);
+    await json(box, ['run', fixture('beating.ts'), '--run-id', 'hb'], 1);
+    await json(box, ['show', 'hb'], 0);
     await json(box, ['trace', 'c'], 0);
     await json(box, ['trace', 'f'], 0);
     await json(box, ['rewind', 'f', '--to', 'work', '--run-id', 'f2'], 0);

@@ -3,7 +3,16 @@
 // keeps saying so runs as long as it needs, and its last heartbeat is kept in the trace.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { END, enqueue, graph, loadTrace, run } from '../../src/index.js';
+import {
+  END,
+  enqueue,
+  graph,
+  loadTrace,
+  MemoryStore,
+  run,
+  type StreamEvent,
+  watch,
+} from '../../src/index.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { stores } from '../support/stores.js';
 import { workUntilSettled } from '../support/worker-runs.js';
@@ -71,6 +80,51 @@ describe('heartbeats and an idle timeout', () => {
       .entry('n')
       .validate();
     expect(diagnostics.map((d) => d.code)).toEqual(['OPTION_INVALID']);
+  });
+});
+
+describe('heartbeats told live', () => {
+  it("reach the drive's watchers as they happen, at most one a second, and are never recorded", async () => {
+    let now = 10_000;
+    const clock = { now: () => now, sleep: async () => {} };
+    const g = graph('live', { state: State })
+      .node('generate', (_s, ctx) => {
+        // Sent at 0, 0.4, 0.9, 1.0, 1.5 and 2.2 s: the watcher hears those at 0, 1.0 and 2.2 s.
+        for (const [t, chunk] of [
+          [0, 1],
+          [400, 2],
+          [900, 3],
+          [1000, 4],
+          [1500, 5],
+          [2200, 6],
+        ]) {
+          now = 10_000 + t!;
+          ctx.heartbeat({ chunk });
+        }
+        return { chunks: 6 };
+      })
+      .edge('generate', END)
+      .entry('generate')
+      .compile();
+    const store = new MemoryStore();
+    const seen: StreamEvent[] = [];
+    const result = await run(g, {}, { store, runId: 'h', clock, watch: (e) => seen.push(e) });
+    expect(result.status).toBe('succeeded');
+    const beats = seen.filter((e) => e.type === 'heartbeat');
+    expect(beats.map((e) => [e.at, e.details])).toEqual([
+      [10_000, { chunk: 1 }],
+      [11_000, { chunk: 4 }],
+      [12_200, { chunk: 6 }],
+    ]);
+    expect(beats[0]).toMatchObject({ ephemeral: true, activation: 'generate:1', attempt: 1 });
+    // Before the completion they belong to, and absent from what the store tells later.
+    const completed = seen.findIndex((e) => e.type === 'activation.completed');
+    expect(seen.findLastIndex((e) => e.type === 'heartbeat')).toBeLessThan(completed);
+    const stored: StreamEvent[] = [];
+    for await (const e of watch(store, g, 'h', { follow: false })) stored.push(e);
+    expect(stored).toEqual(seen.filter((e) => e.type !== 'heartbeat'));
+    // The last one is the attempt's, in its trace.
+    expect(result.trace.entries[0]?.heartbeat).toEqual({ at: 12_200, details: { chunk: 6 } });
   });
 });
 

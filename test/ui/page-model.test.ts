@@ -415,3 +415,31 @@ describe('the first view of the graph', () => {
     expect(middle).toBeCloseTo(450);
   });
 });
+
+describe('heartbeats on the run page', () => {
+  it('keeps the last one of an attempt: told live while it runs, then its trace entry', () => {
+    const m = emptyModel();
+    applyEvent(m, ev('activation.scheduled', { activation: 'gen:1', node: 'gen', parent: null }));
+    applyEvent(m, ev('heartbeat', { activation: 'gen:1', attempt: 1, details: { tokens: 10 } }));
+    applyEvent(m, ev('heartbeat', { activation: 'gen:1', attempt: 1, details: { tokens: 90 } }));
+    const attempt = m.byId.get('gen:1')!.attempts[0]!;
+    expect(attempt.heartbeat?.details).toEqual({ tokens: 90 });
+    applyTrace(m, [
+      {
+        node: 'gen',
+        activation: 'gen:1',
+        parent: null,
+        attempt: 1,
+        startedAt: new Date(100).toISOString(),
+        durationMs: 50,
+        status: 'succeeded',
+        retried: false,
+        heartbeat: { at: new Date(140).toISOString(), details: { tokens: 120 } },
+      },
+    ]);
+    expect(attempt.heartbeat).toEqual({
+      at: new Date(140).toISOString(),
+      details: { tokens: 120 },
+    });
+  });
+});

@@ -58,8 +58,9 @@ let calls = 0;
 const brittle = graph('brittle', { state: z.object({ got: z.string().default('') }) })
   .node(
     'call',
-    () => {
+    (_s, ctx) => {
       calls += 1;
+      ctx.heartbeat({ call: calls });
       if (calls < 3) throw new Error(`connection reset (call ${calls})`);
       return { got: 'data' };
     },
@@ -300,6 +301,13 @@ describeBrowser('the web page of waymark ui', () => {
     const detail = page.getByTestId('activation-detail');
     await detail.getByText('attempt 3: succeeded').waitFor();
     expect(await detail.locator('.attempts li.failed').count()).toBe(2);
+    // Each attempt's last heartbeat, from its trace entry.
+    await poll(() => detail.getByTestId('heartbeat').allTextContents()).toEqual([
+      expect.stringMatching(/last heartbeat .*: \{"call":1\}$/),
+      expect.stringMatching(/last heartbeat .*: \{"call":2\}$/),
+      expect.stringMatching(/last heartbeat .*: \{"call":3\}$/),
+    ]);
+    await screenshot(page, 'run-heartbeats');
     await page.locator('.trow', { hasText: 'check' }).click();
     await detail.getByText('the data is not what was promised').first().waitFor();
     expect(await detail.locator('.attempts pre').first().textContent()).toContain('page.test.ts');

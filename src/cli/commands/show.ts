@@ -61,6 +61,7 @@ export async function show(
       answeredAt: iso(w.answeredAt!),
     }));
   const stopError = 'error' in snapshot ? snapshot.error : undefined;
+  const beats = lastBeats(view.trace, snapshot);
   const now = snapshot.graph;
   const restamped = now.hash !== run.graphHash || now.version !== run.graphVersion;
   out.json({
@@ -82,6 +83,7 @@ export async function show(
     pending: snapshot.pending.map((a) => a.id),
     waits: { open, answered },
     errors: snapshot.errors,
+    heartbeats: beats.map((b) => ({ ...b, at: iso(b.at) })),
     quarantine: snapshot.quarantine,
     spent: snapshot.spent,
     limits: snapshot.limits,
@@ -116,6 +118,10 @@ export async function show(
   for (const a of answered) {
     out.line(`answered ${a.node} by ${a.by}: ${JSON.stringify(a.answer)}`);
   }
+  for (const b of beats) {
+    const details = b.details === undefined ? '' : `: ${JSON.stringify(b.details)}`;
+    out.line(`heartbeat ${b.activation} attempt ${b.attempt} at ${iso(b.at)}${details}`);
+  }
   out.line(`errors   ${snapshot.errors.length === 0 ? 'none' : `${snapshot.errors.length}`}`);
   for (const e of snapshot.errors) {
     out.line(`  ${e.activation} attempt ${e.attempt}: ${e.code} (${e.class}) ${e.message}`);
@@ -137,6 +143,37 @@ export async function show(
   for (const line of JSON.stringify(withoutSlots(snapshot.state), null, 2).split('\n'))
     out.line(`  ${line}`);
   return exitCode.succeeded;
+}
+
+/**
+ * The last heartbeat of each activation the run still has to run (its latest attempt's, from
+ * the trace): where a node that timed out, failed or was interrupted had got to. Attempts
+ * running now are not in the trace; their heartbeats are told live on the run's stream.
+ */
+function lastBeats(
+  trace: Trace,
+  snapshot: Snapshot,
+): { activation: string; attempt: number; at: number; details?: unknown }[] {
+  const pending = new Set(snapshot.pending.map((a) => a.id));
+  const latest = new Map<string, Trace['entries'][number]>();
+  for (const entry of trace.entries) {
+    if (!pending.has(entry.activation)) continue;
+    const before = latest.get(entry.activation);
+    if (before === undefined || before.attempt <= entry.attempt)
+      latest.set(entry.activation, entry);
+  }
+  return [...latest.values()].flatMap((e) =>
+    e.heartbeat === undefined
+      ? []
+      : [
+          {
+            activation: e.activation,
+            attempt: e.attempt,
+            at: e.heartbeat.at,
+            ...(e.heartbeat.details !== undefined && { details: e.heartbeat.details }),
+          },
+        ],
+  );
 }
 
 /**

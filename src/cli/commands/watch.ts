@@ -89,6 +89,8 @@ export function describeEvent(io: Io, event: StreamEvent): string {
       return `${at} ${c.blue('•')} ${event.activation} ${event.name} ${c.dim(clip(JSON.stringify(event.data ?? null)))}`;
     case 'delta':
       return `${at} ${c.dim('~')} ${event.activation} ${event.name} ${c.dim(clip(JSON.stringify(event.data ?? null)))}`;
+    case 'heartbeat':
+      return `${at} ${c.dim('♥')} ${event.activation}${attempt(event.attempt)} alive${event.details === undefined ? '' : ` ${c.dim(clip(JSON.stringify(event.details)))}`}`;
   }
 }
 

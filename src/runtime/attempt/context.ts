@@ -17,6 +17,9 @@ import { type WorkspaceSession, workspaceHandle } from '../../workspace/session.
 import type { Activation, AttemptReport, RunLimits } from '../core/snapshot.js';
 import type { Beat } from './execute.js';
 
+/** How often an attempt's heartbeats reach the drive's watchers, at most. */
+export const liveBeatEveryMs = 1000;
+
 /**
  * The `ctx` a node body gets. A class rather than an object literal so the effect method and
  * the lazy signal cost nothing per step unless a node uses them.
@@ -45,6 +48,8 @@ export class AttemptContext implements NodeContext {
   readonly #live: ((name: string, data: unknown, at: number) => void) | undefined;
   #workspace: Workspace | undefined;
   #beat: Beat | undefined;
+  readonly #liveBeat: ((at: number, details: unknown) => void) | undefined;
+  #beatToldAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     activation: Activation,
@@ -59,6 +64,8 @@ export class AttemptContext implements NodeContext {
       readonly clock: { now(): number };
       /** Where ephemeral emits go: the drive's watchers. Absent: nobody watches, they are dropped. */
       readonly live?: (name: string, data: unknown, at: number) => void;
+      /** Where heartbeats are told live: the drive's watchers. Absent: nobody watches. */
+      readonly liveBeat?: (at: number, details: unknown) => void;
       /** Shared with the attempt's idle timer, when its node has `idleTimeoutMs`. */
       readonly beat?: Beat;
     },
@@ -67,6 +74,7 @@ export class AttemptContext implements NodeContext {
   ) {
     this.#clock = input.clock;
     this.#live = input.live;
+    this.#liveBeat = input.liveBeat;
     this.runId = input.runId;
     this.activationId = activation.id;
     this.node = activation.node;
@@ -96,6 +104,11 @@ export class AttemptContext implements NodeContext {
     beat.beaten = true;
     // A copy through JSON only when there are details: a bare heartbeat writes down the time.
     if (details !== undefined) beat.details = JSON.parse(JSON.stringify(details));
+    // Watchers hear at most one a second: a stream heartbeating per token must not flood them.
+    if (this.#liveBeat !== undefined && beat.at - this.#beatToldAt >= liveBeatEveryMs) {
+      this.#beatToldAt = beat.at;
+      this.#liveBeat(beat.at, beat.details);
+    }
   }
 
   get budget(): Budget {

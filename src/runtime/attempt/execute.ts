@@ -38,6 +38,8 @@ export interface AttemptInput {
   readonly clock: Clock;
   /** Where the attempt's ephemeral emits go; absent when nobody watches the drive. */
   readonly live?: (name: string, data: unknown, at: number) => void;
+  /** Where the attempt's heartbeats are told as they happen; absent when nobody watches. */
+  readonly liveBeat?: (at: number, details: unknown) => void;
   /** Shared with the attempt's idle timer (set here, by `executeAttempt`). */
   readonly beat?: Beat;
 }

@@ -26,6 +26,8 @@ export interface ExecutorOptions {
   readonly onAttemptStart?: (attempt: AttemptStart) => void;
   /** Told of what an attempt emits with `ephemeral: true`; without it those are dropped. */
   readonly onEphemeral?: (activation: Activation, name: string, data: unknown, at: number) => void;
+  /** Told of an attempt's heartbeats as they happen (at most one a second); else not told. */
+  readonly onHeartbeat?: (activation: Activation, at: number, details: unknown) => void;
   /**
    * The scope an attempt's body runs in, as it starts (after any backoff): a telemetry span, so
    * what the body traces nests under it. Undefined: none.
@@ -138,6 +140,9 @@ export class LocalExecutor implements Executor {
       ...(this.#options.onEphemeral !== undefined && {
         live: this.#live(activation, this.#options.onEphemeral),
       }),
+      ...(this.#options.onHeartbeat !== undefined && {
+        liveBeat: this.#liveBeat(activation, this.#options.onHeartbeat),
+      }),
     };
     const start = () => {
       const startedAt = clock.now();
@@ -199,6 +204,17 @@ export class LocalExecutor implements Executor {
     return (name, data, at) => {
       if (this.#stopped.signal.aborted || this.#cancelled.has(activation.id)) return;
       tell(activation, name, data, at);
+    };
+  }
+
+  /** The sink of one attempt's heartbeats: quiet once the attempt is cancelled. */
+  #liveBeat(
+    activation: Activation,
+    tell: NonNullable<ExecutorOptions['onHeartbeat']>,
+  ): (at: number, details: unknown) => void {
+    return (at, details) => {
+      if (this.#stopped.signal.aborted || this.#cancelled.has(activation.id)) return;
+      tell(activation, at, details);
     };
   }
 

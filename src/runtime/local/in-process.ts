@@ -34,7 +34,10 @@ export interface InProcessOptions
       | 'watchStates'
       | 'telemetry'
     >,
-    Omit<ExecutorOptions, 'clock' | 'onAttemptStart' | 'onEphemeral' | 'scope' | 'onDone'> {
+    Omit<
+      ExecutorOptions,
+      'clock' | 'onAttemptStart' | 'onEphemeral' | 'onHeartbeat' | 'scope' | 'onDone'
+    > {
   readonly journal?: Journal;
   /** The run's lease, held for this driver; renewed while it drives, released when it stops. */
   readonly lease?: {
@@ -100,6 +103,8 @@ export async function driveInProcess(
           ...(watch !== undefined && {
             onEphemeral: (activation: Activation, name: string, data: unknown, at: number) =>
               watch(ephemeral(runId, journal?.seq ?? seq, activation, name, data, at)),
+            onHeartbeat: (activation: Activation, at: number, details: unknown) =>
+              watch(heartbeat(runId, journal?.seq ?? seq, activation, at, details)),
           }),
           ...(segment !== undefined && {
             scope: (activation, kind) => segment.attemptStarted(activation, kind),
@@ -219,6 +224,28 @@ function ephemeral(
     attempt: activation.attempt,
     name,
     data,
+  };
+}
+
+/** An attempt's heartbeat, told as it happens (never recorded: its last is in the trace). */
+function heartbeat(
+  runId: string,
+  seq: number,
+  activation: Activation,
+  at: number,
+  details: unknown,
+) {
+  return {
+    offset: String(seq),
+    runId,
+    seq,
+    at,
+    type: 'heartbeat' as const,
+    ephemeral: true as const,
+    activation: activation.id,
+    node: activation.node,
+    attempt: activation.attempt,
+    ...(details !== undefined && { details }),
   };
 }
 

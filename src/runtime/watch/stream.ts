@@ -121,6 +121,19 @@ export type StreamEventBody =
       readonly attempt: number;
       readonly name: string;
       readonly data: unknown;
+    }
+  /**
+   * An attempt's `ctx.heartbeat()`, told live like a `delta` (at most one a second per attempt)
+   * and never recorded: its `at` is when the node sent it; the attempt's last heartbeat is kept
+   * in its trace entry.
+   */
+  | {
+      readonly type: 'heartbeat';
+      readonly ephemeral: true;
+      readonly activation: string;
+      readonly node: string;
+      readonly attempt: number;
+      readonly details?: unknown;
     };
 
 /** Every type a stream event can have, for filters and for the JSON Schema's enum. */
@@ -139,6 +152,7 @@ export const streamEventTypes = [
   'state.patched',
   'custom',
   'delta',
+  'heartbeat',
 ] as const satisfies readonly StreamEventBody['type'][];
 
 /** The error codes of run-level caps: a run stopped by one tells `cap.hit`. */
