@@ -33,13 +33,29 @@ const titled = graph('live-title', {
   .entry('ask')
   .compile();
 
+const beating = graph('live-beat', {
+  state: z.object({ go: z.boolean().default(false), done: z.boolean().default(false) }),
+})
+  .node('ask', person({ prompt: 'Go?', answer: z.object({ go: z.boolean() }) }))
+  .node(
+    'work',
+    (_s, ctx) => {
+      ctx.heartbeat({ step: 'fetched' });
+      return { done: true };
+    },
+    { terminal: true },
+  )
+  .edge('ask', 'work')
+  .entry('ask')
+  .compile();
+
 let dir: string;
 let store: SqliteStore;
 let served: Served;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'waymark-live-'));
   store = new SqliteStore({ path: join(dir, 'runs.db') });
-  served = await serve({ store, graphs: [titled], token: 'tok' });
+  served = await serve({ store, graphs: [titled, beating], token: 'tok' });
 });
 afterAll(async () => {
   await served?.close();
@@ -49,18 +65,19 @@ afterAll(async () => {
 
 const headers = { authorization: 'Bearer tok', 'content-type': 'application/json' };
 
-it('streams a model node’s deltas to the SSE clients of the run it drives, without ids', async () => {
+/** Starts `graph` as run `runId`, follows its events, answers its wait, reads to its end. */
+async function followAnswered(graphName: string, input: unknown, runId: string) {
   await fetch(`${served.url}/runs`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ graph: 'live-title', input: { topic: 'tea' }, runId: 'l1' }),
+    body: JSON.stringify({ graph: graphName, input, runId }),
   });
-  for (let i = 0; i < 100 && (await store.getRun('l1'))?.status !== 'waiting'; i++)
+  for (let i = 0; i < 100 && (await store.getRun(runId))?.status !== 'waiting'; i++)
     await new Promise((resolve) => setTimeout(resolve, 10));
-  // Followed across the wait (`until=end`): the deltas come after it is answered.
-  const res = await fetch(`${served.url}/runs/l1/events?until=end`, { headers });
+  // Followed across the wait (`until=end`): what is told live comes after it is answered.
+  const res = await fetch(`${served.url}/runs/${runId}/events?until=end`, { headers });
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  await fetch(`${served.url}/runs/l1/waits/${encodeURIComponent('l1/ask:1')}/answer`, {
+  await fetch(`${served.url}/runs/${runId}/waits/${encodeURIComponent(`${runId}/ask:1`)}/answer`, {
     method: 'POST',
     headers,
     body: JSON.stringify({ answer: { go: true } }),
@@ -72,7 +89,7 @@ it('streams a model node’s deltas to the SSE clients of the run it drives, wit
     text += value;
   }
   await reader.cancel();
-  const messages = text
+  return text
     .split('\n\n')
     .filter((m) => m.includes('data:'))
     .map((m) => ({
@@ -80,6 +97,30 @@ it('streams a model node’s deltas to the SSE clients of the run it drives, wit
       event: /^event: (.*)$/m.exec(m)?.[1],
       data: JSON.parse(/^data: (.*)$/m.exec(m)![1]!),
     }));
+}
+
+it('streams a heartbeat live to the SSE clients of the run it drives, without an id', async () => {
+  const messages = await followAnswered('live-beat', {}, 'b1');
+  const beats = messages.filter((m) => m.event === 'heartbeat');
+  expect(beats).toEqual([
+    {
+      id: undefined,
+      event: 'heartbeat',
+      data: expect.objectContaining({
+        ephemeral: true,
+        activation: 'work:1',
+        attempt: 1,
+        details: { step: 'fetched' },
+        at: expect.stringMatching(/Z$/),
+      }),
+    },
+  ]);
+  const completed = messages.findIndex((m) => m.event === 'activation.completed');
+  expect(messages.indexOf(beats[0]!)).toBeLessThan(completed);
+});
+
+it('streams a model node’s deltas to the SSE clients of the run it drives, without ids', async () => {
+  const messages = await followAnswered('live-title', { topic: 'tea' }, 'l1');
   const deltas = messages.filter((m) => m.event === 'delta');
   expect(deltas.length).toBeGreaterThan(2);
   expect(deltas.every((m) => m.id === undefined && m.data.ephemeral === true)).toBe(true);
