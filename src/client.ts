@@ -5,9 +5,13 @@
 
 import type { ErrorCode } from './error/codes.js';
 import { WaymarkError } from './error/waymark-error.js';
+import type { Plan } from './runtime/ops/plan.js';
 import type { StreamEvent } from './runtime/watch/stream.js';
 
 /** Options of {@link WaymarkClient}. */
+export type { Cost } from './runtime/ops/expected.js';
+export type { Plan, PlanStep } from './runtime/ops/plan.js';
+
 export interface ClientOptions {
   /** The server's URL, as `waymark serve` prints it. */
   readonly url: string;
@@ -150,6 +154,25 @@ export class WaymarkClient {
   answer(runId: string, requestId: string, answer: unknown, by?: string): Promise<Moved> {
     const path = `/runs/${encodeURIComponent(runId)}/waits/${encodeURIComponent(requestId)}/answer`;
     return this.#json('POST', path, { answer, ...(by !== undefined && { by }) });
+  }
+
+  /**
+   * What `resume(runId)` would read back, run again and re-pay, before anything runs; with
+   * `to`, what a rewind to that node (with its note) would. Nothing is recorded.
+   *
+   * @example
+   * const plan = await client.plan(runId);
+   * plan.rePays; // { inputTokens: 800, outputTokens: 200, costUsd: 0.0002 }
+   */
+  plan(
+    runId: string,
+    rewind: { readonly to?: string; readonly note?: string; readonly noteField?: string } = {},
+  ): Promise<Plan> {
+    const query = new URLSearchParams(
+      Object.entries(rewind).filter((e): e is [string, string] => e[1] !== undefined),
+    ).toString();
+    const path = `/runs/${encodeURIComponent(runId)}/plan${query === '' ? '' : `?${query}`}`;
+    return this.#json('GET', path);
   }
 
   resume(runId: string): Promise<Moved> {

@@ -190,11 +190,19 @@ Exit code: 0 succeeded, 3 waiting for an answer, 1 failed, timed out or cancelle
     name: 'resume',
     description: 'continue a run that failed, waits for an answer, or was interrupted',
     args: [runIdArg],
-    options: [graphOption],
+    options: [
+      graphOption,
+      {
+        flags: '--plan',
+        description: 'say what would be read back, run again and re-paid; run nothing',
+      },
+    ],
     help: `
-Only the activations that did not complete run again; everything before is read back.
+Only the activations that did not complete run again; everything before is read back. With
+--plan nothing runs: the command prints what would, and the tokens and cost it would re-pay.
 
 Example:
+  $ waymark resume 3f1c9a2e-... --plan
   $ waymark resume 3f1c9a2e-...`,
     load: async () => (await import('./commands/run.js')).resume,
   },
@@ -334,13 +342,20 @@ Example:
       },
       { flags: '--run-id <id>', description: 'the new run id (default: a fresh UUID)' },
       graphOption,
+      {
+        flags: '--plan',
+        description: 'say what would be read back, run again and re-paid; run nothing',
+      },
     ],
     help: `
 The note goes into the state field --note-field (default "notes") through its reducer: a list
 field gets the note appended, a text field is set to it. Every step after the rewind point whose
 inputs did not change reads its recorded output back instead of running.
 
+With --plan nothing runs: the command prints which steps would run again and what they re-pay.
+
 Example:
+  $ waymark rewind 3f1c9a2e-... --to draft --plan
   $ waymark rewind 3f1c9a2e-... --to draft --note "the second section misstates the pricing change"`,
     load: async () => (await import('./commands/rewind.js')).rewind,
   },

@@ -3,6 +3,7 @@ import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import { rewind } from '../runtime/local/rewind.js';
 import { inspect } from '../runtime/ops/inspect.js';
+import { planResume, planRewind } from '../runtime/ops/plan.js';
 import { seqOfOffset, watch } from '../runtime/watch/watch.js';
 import type { ApiContext } from './api-context.js';
 import { bodyOf, paramOf, queryOf } from './request.js';
@@ -15,7 +16,8 @@ import { isoTime, wireEvent } from './wire-time.js';
  * The routes the web page (`waymark ui`) needs beyond the rest of the API, each usable on its
  * own: a graph's declaration as data (`GET /graphs/:name`, to lay it out), a run's stream so
  * far as one JSON answer (`GET /runs/:id/recorded`), its quarantine (`GET /runs/:id/quarantine`),
- * rewind (`POST /runs/:id/rewind`, like `waymark rewind`), and the listing of runs watched live
+ * the price of a resume or rewind (`GET /runs/:id/plan`), rewind (`POST /runs/:id/rewind`, like
+ * `waymark rewind`), and the listing of runs watched live
  * (`GET /watch/runs`). Mounted after the token check; their specs are in the route table.
  *
  * @example
@@ -65,6 +67,18 @@ export function pageRoutes(app: Hono, api: ApiContext): void {
         at: isoTime(e.at),
       })),
     });
+  });
+
+  // The price of a resume or a rewind, before the page offers it (`waymark resume --plan`).
+  route(app, routes.getPlan, async (c) => {
+    const runId = paramOf(c, 'id');
+    const [, graph] = await api.runAndGraph(runId);
+    const q = queryOf(c, routes.getPlan.query);
+    if (q.to === undefined) return c.json(await planResume(store, graph, runId));
+    const update =
+      q.note === undefined ? undefined : noteUpdate(graph, q.note, q.noteField ?? 'notes');
+    const options = { to: q.to, ...(update !== undefined && { update }) };
+    return c.json(await planRewind(store, graph, runId, options));
   });
 
   // A new run from the checkpoint before `to`, like `waymark rewind`; the earlier run stays.

@@ -176,6 +176,16 @@ export const routes = {
     response: s.effectList,
     refuses: run,
   },
+  getPlan: {
+    method: 'get',
+    path: '/runs/:id/plan',
+    summary:
+      'What a resume (with `to`: a rewind) would read back, run again and re-pay, before anything runs (`--plan`)',
+    query: s.planQuery,
+    status: 200,
+    response: s.plan,
+    refuses: [...run, 'OPTIONS_INVALID'],
+  },
   rewindRun: {
     method: 'post',
     path: '/runs/:id/rewind',

@@ -93,6 +93,12 @@ export const rewindBody = z.strictObject({
   runId: nonEmpty("the new run's id (default: a new UUID)").optional(),
 });
 
+export const planQuery = z.strictObject({
+  to: nonEmpty('plan a rewind to this node (absent: plan a resume)').optional(),
+  note: nonEmpty("the rewind's note, as POST /runs/:id/rewind takes it").optional(),
+  noteField: nonEmpty('the state field the note goes to (default "notes")').optional(),
+});
+
 export const recordedQuery = z.strictObject({
   after: z.string().optional().describe('events after this offset'),
 });
@@ -224,6 +230,37 @@ export const effectList = z.object({
       at: at('when it was recorded'),
     }),
   ),
+});
+
+const cost = z.object({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  costUsd: z.number(),
+});
+
+export const plan = z.object({
+  runId: z.string(),
+  kind: z.enum(['resume', 'rewind']),
+  readBack: z
+    .array(z.object({ node: z.string(), activation: z.string() }))
+    .describe('completed activations whose recorded outputs stand'),
+  runAgain: z
+    .array(
+      z.object({
+        node: z.string(),
+        activation: z.string(),
+        cost: cost,
+        basis: z
+          .enum(['recorded', 'expected', 'none'])
+          .describe("the price's source: this activation's spend, the node's median, nothing"),
+      }),
+    )
+    .describe('activations that run again, in order, each with its price'),
+  rePays: cost.describe('what the resume or rewind re-pays'),
+  waitsAt: z
+    .string()
+    .optional()
+    .describe('the plan stops at this wait: what follows depends on it'),
 });
 
 export const quarantineList = z.object({

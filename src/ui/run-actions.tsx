@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { ApiError, post, runPath } from './api.js';
+import { PlanLine } from './plan-line.js';
 import { go } from './route.js';
 import type { GraphDef, RunStatus } from './types.js';
 
@@ -87,11 +88,18 @@ export function RunActions(props: {
               rows={2}
             />
           </label>
+          <PlanLine
+            runId={runId}
+            kind="rewind"
+            to={target}
+            {...(noteField !== undefined && { note: note.trim(), noteField })}
+          />
           <button type="submit" className="primary">
             Rewind as a new run
           </button>
         </form>
       )}
+      {resumable(status) && <PlanLine runId={runId} kind="resume" />}
       {message !== undefined && (
         <p className="error" role="alert">
           {message}
@@ -99,4 +107,9 @@ export function RunActions(props: {
       )}
     </div>
   );
+}
+
+/** Whether the page offers a price for Resume: a run that stopped short of its end. */
+function resumable(status: RunStatus | undefined): boolean {
+  return status === 'failed' || status === 'timed_out' || status === 'waiting';
 }

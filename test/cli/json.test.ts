@@ -71,7 +71,9 @@ describe('waymark --json', () => {
     await json(box, ['answer', 'w', '--value', '{"stars":9}'], 2);
     await json(box, ['run', fixture('metered.ts'), '--run-id', 'm'], 0);
     await json(box, ['run', fixture('flaky.ts'), '--run-id', 'f'], 1, { FIXTURE_FAIL: '1' });
+    await json(box, ['resume', 'f', '--plan'], 0);
     await json(box, ['resume', 'f'], 0);
+    await json(box, ['rewind', 'f', '--to', 'work', '--plan'], 0);
     await json(box, ['watch', 'f'], 0);
     await json(box, ['show', 'f', '--at', '2', '--diff'], 0);
     await json(box, ['continue', 'm', '--input', '{}', '--run-id', 'm2'], 0);

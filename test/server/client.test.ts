@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { WaymarkClient } from '../../src/client.js';
-import { graph, isWaymarkError, person, type StreamEvent } from '../../src/index.js';
+import {
+  graph,
+  isWaymarkError,
+  permanentError,
+  person,
+  type StreamEvent,
+} from '../../src/index.js';
 import { type Served, serve } from '../../src/server.js';
 import { SqliteStore } from '../../src/sqlite.js';
 
@@ -21,6 +27,19 @@ const approval = graph('client-approval', {
   .node('ship', () => ({}), { terminal: true })
   .edge('ask', 'ship')
   .entry('ask')
+  .compile();
+
+/** A model-kind node that spends, then fails: what a resume would re-pay. */
+const billed = graph('client-billed', { state: z.object({ done: z.boolean().default(false) }) })
+  .node(
+    'call',
+    (_s, ctx) => {
+      ctx.usage({ inputTokens: 300, outputTokens: 100, costUsd: 0.0001 });
+      throw permanentError('the provider said no');
+    },
+    { kind: 'model', terminal: true },
+  )
+  .entry('call')
   .compile();
 
 /** An answer with a default and a refinement, which its JSON Schema cannot say. */
@@ -52,7 +71,7 @@ let api: WaymarkClient;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'waymark-client-'));
   store = new SqliteStore({ path: join(dir, 'runs.db') });
-  served = await serve({ store, graphs: [approval, noted], token: 't' });
+  served = await serve({ store, graphs: [approval, noted, billed], token: 't' });
   api = new WaymarkClient({ url: served.url, token: 't', reconnectMs: 10 });
 });
 afterAll(async () => {
@@ -141,6 +160,25 @@ describe('waymark/client', () => {
     expect(streams).toBe(2);
     const whole = await collect(api.events('r2', { until: 'end' }));
     expect(events).toEqual(whole);
+  });
+
+  it('plans a resume or a rewind before anything runs: what it re-pays, by recorded usage', async () => {
+    await api.start('client-billed', {}, { runId: 'bill' });
+    for (let i = 0; i < 200 && (await store.getRun('bill'))?.status !== 'failed'; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    const before = (await store.getRun('bill'))?.seq;
+    const plan = await api.plan('bill');
+    expect(plan).toMatchObject({
+      kind: 'resume',
+      readBack: [],
+      runAgain: [{ node: 'call', activation: 'call:1' }],
+      rePays: { inputTokens: 300, outputTokens: 100, costUsd: 0.0001 },
+    });
+    expect(await api.plan('bill', { to: 'call' })).toMatchObject({ kind: 'rewind' });
+    // Nothing was recorded: the run is as it stopped.
+    expect((await store.getRun('bill'))?.seq).toBe(before);
+    const refused = await api.plan('bill', { to: 'nowhere' }).catch((e: unknown) => e);
+    expect(isWaymarkError(refused) && refused.code).toBe('OPTIONS_INVALID');
   });
 
   it('refusals reject with the code the server answered with', async () => {

@@ -133,6 +133,7 @@ describe('responses match the documented schemas', () => {
     schemas.traceResponse.parse((await api('/runs/a/trace')).body);
     schemas.historyPage.parse((await api('/runs/a/history')).body);
     schemas.stepResponse.parse((await api('/runs/a/steps/1')).body);
+    schemas.plan.parse((await api('/runs/a/plan')).body);
     const waits = schemas.waitList.parse((await api('/runs/a/waits?open=true')).body);
     const answered = await api(
       `/runs/a/waits/${encodeURIComponent(waits.waits[0]!.requestId)}/answer`,

@@ -310,6 +310,11 @@ describeBrowser('the web page of waymark ui', () => {
     await screenshot(page, 'run-heartbeats');
     await page.locator('.trow', { hasText: 'check' }).click();
     await detail.getByText('the data is not what was promised').first().waitFor();
+    // Before Resume is pressed, the page says what it would run again and re-pay.
+    await page
+      .getByTestId('resume-plan')
+      .filter({ hasText: 'resuming runs again check:1 and re-pays 0 in / 0 out tokens' })
+      .waitFor();
     expect(await detail.locator('.attempts pre').first().textContent()).toContain('page.test.ts');
     await screenshot(page, 'run-failed');
     await page.close();
@@ -413,6 +418,12 @@ describeBrowser('the web page of waymark ui', () => {
     await page.getByRole('button', { name: 'Rewind…' }).click();
     await page.selectOption('select[aria-label="rewind to"]', 'draft');
     await page.getByLabel('rewind note').fill('say more about scheduled exports');
+    // The price of the rewind, before it is made: draft runs again on the changed notes.
+    await page
+      .getByTestId('rewind-plan')
+      .filter({ hasText: /runs again draft:2, fact-check:2, approve:1 and re-pays \d+ in/ })
+      .waitFor();
+    await screenshot(page, 'run-rewind-plan');
     await page.getByRole('button', { name: 'Rewind as a new run' }).click();
 
     await page.waitForFunction(

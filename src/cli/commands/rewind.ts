@@ -12,6 +12,7 @@ interface RewindFlags {
   readonly noteField: string;
   readonly runId?: string;
   readonly graph?: string;
+  readonly plan?: boolean;
 }
 
 /** `waymark rewind <run-id> --to <node>`: a new run from the checkpoint before the node. */
@@ -19,6 +20,14 @@ export async function rewind(out: Io, runId: string, flags: RewindFlags): Promis
   return withRunStore(out, runId, async (store) => {
     const graph = await graphOfRun(out, store, runId, flags.graph);
     const update = flags.note === undefined ? undefined : noteUpdate(graph, flags);
+    if (flags.plan === true) {
+      const [{ planRewind }, { printPlan }] = await Promise.all([
+        import('../../runtime/ops/plan.js'),
+        import('./plan.js'),
+      ]);
+      const options = { to: flags.to, ...(update !== undefined && { update }) };
+      return printPlan(out, await planRewind(store, graph, runId, options));
+    }
     const newRunId = flags.runId ?? crypto.randomUUID();
     const result = await withProgress(
       out,

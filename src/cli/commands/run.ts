@@ -99,10 +99,17 @@ export async function run(out: Io, file: string, flags: RunFlags): Promise<numbe
 export async function resume(
   out: Io,
   runId: string,
-  flags: { readonly graph?: string },
+  flags: { readonly graph?: string; readonly plan?: boolean },
 ): Promise<number> {
   return withRunStore(out, runId, async (store) => {
     const graph = await graphOfRun(out, store, runId, flags.graph);
+    if (flags.plan === true) {
+      const [{ planResume }, { printPlan }] = await Promise.all([
+        import('../../runtime/ops/plan.js'),
+        import('./plan.js'),
+      ]);
+      return printPlan(out, await planResume(store, graph, runId));
+    }
     return resumeRun(out, store, graph, runId);
   });
 }
