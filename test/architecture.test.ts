@@ -26,6 +26,8 @@ const allowed: Record<string, readonly string[]> = {
     'model',
     'server',
     'telemetry',
+    // `waymark coverage` reads a store's runs with the coverage collector of waymark/testing.
+    'testing',
     'cli',
   ],
   // The history checker replays stored events through the runtime's own decode and step.

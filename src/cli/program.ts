@@ -528,4 +528,29 @@ Example:
   $ waymark trace 3f1c9a2e-... --json`,
     load: async () => (await import('./commands/trace.js')).trace,
   },
+  {
+    name: 'coverage',
+    description:
+      "report which of a graph's routes, error edges, join outcomes, waits and caps the database's runs took",
+    args: [graphFile],
+    options: [
+      {
+        flags: '--min <percent>',
+        description: 'exit 1 when a kind in --kinds is covered less than this (0-100)',
+      },
+      {
+        flags: '--kinds <kinds>',
+        description: 'the kinds --min checks, comma-separated',
+        default: 'route,error',
+      },
+    ],
+    help: `
+Reads every run of the graph in the database (runs of another version of it are skipped, and
+listed). To measure a test suite, let its runs write into one database, then report:
+
+Example:
+  $ WAYMARK_STORE=.waymark/coverage.db npx vitest run examples/bug-triage
+  $ waymark coverage examples/bug-triage/graph.ts --store .waymark/coverage.db --min 100`,
+    load: async () => (await import('./commands/coverage.js')).coverage,
+  },
 ];

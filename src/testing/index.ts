@@ -8,6 +8,12 @@ export type {
   ReducerReport,
 } from './check-reducer.js';
 export { checkReducer } from './check-reducer.js';
+export type { CoverageReport, GraphCoverage, KindCoverage } from './coverage/coverage.js';
+export { formatCoverage, graphCoverage } from './coverage/coverage.js';
+export type { CoverageSkip, Exercised } from './coverage/exercised.js';
+export { exercisedBy } from './coverage/exercised.js';
+export type { CoverageItem, CoverageKind } from './coverage/items.js';
+export { coverageItems } from './coverage/items.js';
 export type { HistoryCheckOptions, HistoryReport } from './history/check-history.js';
 export { checkHistory, checkRecordedHistory } from './history/check-history.js';
 export type { ExecutionRecord } from './history/execution-log.js';

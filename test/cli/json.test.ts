@@ -92,6 +92,8 @@ describe('waymark --json', () => {
     await json(box, ['run', fixture('cached.ts'), '--run-id', 'k'], 0);
     await json(box, ['clear-cache', fixture('cached.ts')], 0);
     await json(box, ['ls'], 0);
+    await json(box, ['coverage', review, '--min', '100'], 0);
+    await json(box, ['coverage', review, '--min', '100', '--kinds', 'wait'], 1);
     await json(box, ['show', 'nope'], 2);
     collect('run slow.ts (interrupted)', await interrupted(box.db, box.dir));
     collect('serve (stopped)', await served(box.db, box.dir));

@@ -51,7 +51,8 @@ export async function readHistory(
   return { runs };
 }
 
-async function listAll(store: Store): Promise<string[]> {
+/** Every run id the store lists, a page at a time. */
+export async function listAll(store: Store): Promise<string[]> {
   const ids: string[] = [];
   let before: { createdAt: number; id: string } | undefined;
   for (;;) {
