@@ -23,6 +23,7 @@ const knownEventTypes: Record<RunEvent['type'], true> = {
   migrated: true,
   answered: true,
   patched: true,
+  moved: true,
 };
 const eventTypes = new Set(Object.keys(knownEventTypes));
 

@@ -30,6 +30,8 @@ export interface Draft {
   readonly made: Set<object>;
   pending: Activation[];
   readonly running: boolean;
+  /** While set, what is admitted waits for a resume (a breakpoint after a node, a patch as one). */
+  pausing: boolean;
   enqueue(node: string, parent: string | null, how?: Scheduling): void;
   /** Records a final failure and follows the node's onError route, fails its branch, or fails the run. */
   failFinally(
@@ -39,8 +41,11 @@ export interface Draft {
     scope?: readonly string[],
   ): void;
   recordError(error: ErrorValue): void;
-  /** Drops pending activations and tells the shell to stop the ones in flight. */
-  abort(ids: readonly string[]): void;
+  /**
+   * Drops pending activations, closes their waits, and tells the shell to stop the ones in
+   * flight (`stop`; false when nothing of the run is in flight: an operator moving it).
+   */
+  abort(ids: readonly string[], stop?: boolean): void;
   /** Stops the run with a fan-out's join undecided (its score threw): a resume settles it again. */
   blockJoin(fanOut: FanOut, join: RuntimeNode, error: ErrorValue): void;
 }

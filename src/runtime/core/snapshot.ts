@@ -275,6 +275,26 @@ export type RunEvent =
       readonly update: Readonly<Record<string, unknown>>;
       readonly by: string;
       readonly reason: string;
+      /**
+       * The patch stands in for this node's completion (LangGraph's `updateState(values,
+       * asNode)`): the run's pending activations (`dropped`) go, and what follows the node is
+       * scheduled on the new state, paused until a resume runs it.
+       */
+      readonly asNode?: string;
+      readonly dropped?: readonly string[];
+    }
+  /**
+   * An operator moved a stopped or interrupted run to node `to` (`resume(..., { goto })`): its
+   * pending activations (`dropped`) go, `to` gets a fresh activation on the state as it stands.
+   * It continues the run as `resumed` does, with the same optional new deadline and step limit.
+   */
+  | {
+      readonly type: 'moved';
+      readonly to: string;
+      readonly dropped: readonly string[];
+      readonly deadlineAt?: number | null;
+      readonly timeoutMs?: number;
+      readonly maxSteps?: number;
     }
   /** Stored state was upgraded to the graph's state schema version before resuming. */
   | {

@@ -2,6 +2,7 @@ import type { CompiledGraph } from '../../graph/compiled.js';
 import { isStale } from './activations.js';
 import { mergeFields } from './apply-update.js';
 import { deepFreeze } from './freeze.js';
+import { moveDraft, patchAsNode } from './move.js';
 import { resumeDraft } from './resume-draft.js';
 import type { RunEvent, Snapshot, StepResult } from './snapshot.js';
 import { Transition } from './transition.js';
@@ -26,9 +27,21 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
     // Only a run that nothing drives now, and whose state no open fan-out holds a view of (a
     // branch sees the state at its fan-out): patch() refuses the others before recording.
     if (!isPatchable(snapshot)) return { snapshot, commands: [] };
+    if (event.asNode !== undefined) {
+      const t = new Transition(graph, snapshot);
+      const asNode = event.asNode;
+      return patchAsNode(t, { ...event, asNode }) ? t.result() : { snapshot, commands: [] };
+    }
     const merged = mergeFields(graph, snapshot.state, deepFreeze(structuredClone(event.update)));
     if (!merged.ok) return { snapshot, commands: [] };
     return { snapshot: { ...snapshot, state: merged.state }, commands: [] };
+  }
+  if (event.type === 'moved') {
+    // resume() refuses a finished run and one with a fan-out open (its branches hold the run).
+    if (!isMovable(snapshot)) return { snapshot, commands: [] };
+    const t = new Transition(graph, snapshot);
+    moveDraft(t, event);
+    return t.result();
   }
   if (event.type === 'resumed') {
     // Nothing to continue (finished, or stopped with nothing pending): resume() refuses these.
@@ -98,4 +111,16 @@ export function isPatchable(snapshot: Snapshot): boolean {
     snapshot.status === 'failed' ||
     snapshot.status === 'timed_out';
   return stopped && Object.keys(snapshot.fanOuts).length === 0;
+}
+
+/**
+ * Whether an operator may move the run to another node now: it has not finished, and no
+ * fan-out is open (a branch's activations belong to it, and its join waits for them).
+ *
+ * @example
+ * if (!isMovable(snapshot)) throw refusal;
+ */
+export function isMovable(snapshot: Snapshot): boolean {
+  const open = snapshot.status !== 'succeeded' && snapshot.status !== 'cancelled';
+  return open && Object.keys(snapshot.fanOuts).length === 0;
 }

@@ -61,7 +61,7 @@ export class Transition implements ResumeDraft {
   #status: RunStatus = 'running';
   #error: ErrorValue | undefined;
   #outcome: Outcome | undefined;
-  #pausingAfter = false;
+  pausing = false;
   readonly #commands: Command[] = [];
 
   constructor(graph: CompiledGraph, snapshot: Snapshot) {
@@ -167,7 +167,7 @@ export class Transition implements ResumeDraft {
 
   /** Whether a breakpoint stops this activation before it starts. */
   #pauses(activation: Activation): boolean {
-    return this.#pausingAfter || this.#limits.pauseBefore?.includes(activation.node) === true;
+    return this.pausing || this.#limits.pauseBefore?.includes(activation.node) === true;
   }
 
   complete(event: Extract<RunEvent, { type: 'completed' }>): void {
@@ -269,9 +269,9 @@ export class Transition implements ResumeDraft {
       this.#outcome = { activation, status: 'succeeded', retrying: false };
     }
     // A breakpoint after this node: whatever its completion admits waits for a resume.
-    this.#pausingAfter = this.#limits.pauseAfter?.includes(activation.node) === true;
+    this.pausing = this.#limits.pauseAfter?.includes(activation.node) === true;
     this.#moveOn(node, activation, state);
-    this.#pausingAfter = false;
+    this.pausing = false;
   }
 
   /**
@@ -391,7 +391,7 @@ export class Transition implements ResumeDraft {
     this.#errors = [...this.#errors, error];
   }
 
-  abort(ids: readonly string[]): void {
+  abort(ids: readonly string[], stop = true): void {
     const doomed = new Set(ids);
     const closed: string[] = [];
     this.pending = this.pending.filter((a) => {
@@ -399,7 +399,7 @@ export class Transition implements ResumeDraft {
       if (a.waiting !== undefined) closed.push(a.waiting.requestId);
       return false;
     });
-    this.#commands.push({ type: 'abort', activations: ids });
+    if (stop) this.#commands.push({ type: 'abort', activations: ids });
     if (closed.length > 0) this.#commands.push({ type: 'closeWaits', requestIds: closed });
   }
 

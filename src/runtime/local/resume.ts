@@ -10,6 +10,7 @@ import { defaultLeaseMs, type HeldRun, holdRun } from '../engine/ownership.js';
 import { patiently } from '../engine/patiently.js';
 import { resumeEvents } from '../engine/waits.js';
 import { migrationEvent } from '../ops/migrate.js';
+import { checkMoveTarget } from '../ops/move-target.js';
 import { resumability } from '../ops/resumability.js';
 import type { RunOptions, RunResult } from '../run-types.js';
 import { traceOf } from '../watch/trace.js';
@@ -26,7 +27,15 @@ import { checkOptions } from './run.js';
 export type ResumeOptions = Omit<
   RunOptions,
   'runId' | 'store' | 'reuseFrom' | 'model' | 'budget' | 'labels'
->;
+> & {
+  /**
+   * Moves the run to this node before it continues (LangGraph's `Command({ goto })` from
+   * outside): its pending activations (the failed one, an open wait) are dropped, recorded as
+   * one `moved` event, and the node runs on the state as it stands. A node of the graph's own
+   * path: not a join, nor one reached only inside a fan-out's branches or a subgraph.
+   */
+  readonly goto?: string;
+};
 
 /**
  * Continues a stored run that failed, timed out, waits for a person (its answers recorded with
@@ -38,7 +47,8 @@ export type ResumeOptions = Omit<
  * is refused, one whose owner is provably dead is taken over at once, and one whose owner
  * cannot be checked (another host) once its lease expires. The result's trace holds what this
  * call ran; the whole history is {@link loadTrace}.
- * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_OWNED`, `RUN_NOT_RESUMABLE` (cancelled, nothing
+ * With `goto`, the run is moved to that node first (see {@link ResumeOptions.goto}).
+ * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_OWNED`, `GOTO_INVALID`, `RUN_NOT_RESUMABLE` (cancelled, nothing
  *   left to run, or past its deadline without a new `timeoutMs`), `GRAPH_MISMATCH`,
  *   `STATE_VERSION_UNKNOWN`, `MIGRATION_FAILED`, `STORE_CORRUPT`, `STORE_VERSION_UNSUPPORTED`;
  *   none of them changes anything stored. `LEASE_LOST` if another process takes the run over
@@ -119,7 +129,12 @@ async function planLoaded(
   const now = (options.clock ?? systemClock).now();
   // A new time limit makes a run past its deadline resumable again.
   const verdict = resumability(snapshot, seq, options.timeoutMs === undefined ? now : -Infinity);
+  // A run with nothing left to run can still be moved on to a node.
+  if (options.goto !== undefined && (verdict.resumable || verdict.reason === 'nothing-left'))
+    return planGoto(graph, snapshot, seq, now, options, options.goto);
   if (!verdict.resumable) {
+    if (verdict.reason === 'succeeded' && options.goto !== undefined)
+      throw refuse('RUN_NOT_RESUMABLE', `run "${runId}" succeeded: it is not moved again`);
     if (verdict.reason === 'succeeded') return { snapshot, seq, events: [] };
     const why =
       verdict.reason === 'nothing-left' && 'error' in snapshot
@@ -174,6 +189,38 @@ async function planLoaded(
   }
   const start: RunEvent = neverStarted ? { type: 'started' } : { type: 'resumed', ...raise };
   return { snapshot, seq, events: [...first, start, ...owed] };
+}
+
+/** A resume with `goto`: one `moved` event, refused (nothing recorded) for a node it cannot be at. */
+function planGoto(
+  graph: CompiledGraph,
+  snapshot: Snapshot,
+  seq: number,
+  now: number,
+  options: ResumeOptions,
+  goto: string,
+): Plan {
+  const to = checkMoveTarget(graph, snapshot, goto, 'goto');
+  const deadline = snapshot.limits.deadlineAt;
+  if (options.timeoutMs === undefined && deadline !== undefined && now >= deadline) {
+    throw refuse(
+      'RUN_NOT_RESUMABLE',
+      `run "${snapshot.runId}" is past its deadline (${new Date(deadline).toISOString()}); move it with a new time limit (timeoutMs)`,
+    );
+  }
+  const migrated =
+    snapshot.graph.stateVersion < graph.stateVersion ? migrationEvent(graph, snapshot) : undefined;
+  const moved: RunEvent = {
+    type: 'moved',
+    to,
+    dropped: snapshot.pending.map((a) => a.id),
+    ...(options.timeoutMs !== undefined && {
+      deadlineAt: now + options.timeoutMs,
+      timeoutMs: options.timeoutMs,
+    }),
+    ...(options.maxSteps !== undefined && { maxSteps: options.maxSteps }),
+  };
+  return { snapshot, seq, events: migrated === undefined ? [moved] : [migrated, moved] };
 }
 
 /** Every node a pending activation or an open fan-out needs must still be in the graph. */

@@ -25,7 +25,8 @@ export type StreamEventBody =
   | {
       readonly type: 'run';
       readonly status: RunStatus;
-      readonly cause: 'started' | 'resumed' | 'status';
+      /** `moved`: an operator moved it to another node (`resume(..., { goto })`). */
+      readonly cause: 'started' | 'resumed' | 'moved' | 'status';
       readonly error?: ErrorValue;
     }
   /**
@@ -96,6 +97,8 @@ export type StreamEventBody =
       readonly update: Readonly<Record<string, unknown>>;
       readonly by: string;
       readonly reason: string;
+      /** The node the patch stood in for (`patchState(..., { asNode })`). */
+      readonly asNode?: string;
     }
   /** What a node told with `ctx.emit`. */
   | {
@@ -188,7 +191,7 @@ export function stepEvents(
   const bodies: StreamEventBody[] = [];
   const after = result.snapshot;
   const nodeOf = (id: string) => nodeOfActivation(before, after, id);
-  if (event.type === 'started' || event.type === 'resumed') {
+  if (event.type === 'started' || event.type === 'resumed' || event.type === 'moved') {
     bodies.push({
       type: 'run',
       status: after.status,
@@ -214,6 +217,7 @@ export function stepEvents(
       update: event.update,
       by: event.by,
       reason: event.reason,
+      ...(event.asNode !== undefined && { asNode: event.asNode }),
     });
   }
   const outcome = result.outcome;
@@ -284,7 +288,7 @@ export function stepEvents(
       parent: a.parent === null ? null : declaredActivation(a.parent),
     });
   }
-  const started = event.type === 'started' || event.type === 'resumed';
+  const started = event.type === 'started' || event.type === 'resumed' || event.type === 'moved';
   if (after.status !== before.status && !started) {
     const error = 'error' in after ? (after.error as ErrorValue) : undefined;
     if (error !== undefined && capCodes.has(error.code))
