@@ -196,6 +196,10 @@ Exit code: 0 succeeded, 3 waiting for an answer, 1 failed, timed out or cancelle
         flags: '--plan',
         description: 'say what would be read back, run again and re-paid; run nothing',
       },
+      {
+        flags: '--goto <node>',
+        description: 'move the run to this node first, dropping what was pending (LangGraph: goto)',
+      },
     ],
     help: `
 Only the activations that did not complete run again; everything before is read back. With
@@ -242,6 +246,10 @@ Example:
         required: true,
       },
       { flags: '--reason <text>', description: 'why: recorded with the change', required: true },
+      {
+        flags: '--as-node <node>',
+        description: "the change stands in for this node's completion; the run goes on after it",
+      },
       {
         flags: '--by <who>',
         description: 'who changes it: recorded with the change',

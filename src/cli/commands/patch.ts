@@ -11,6 +11,7 @@ export interface PatchFlags {
   readonly reason: string;
   readonly by: string;
   readonly graph?: string;
+  readonly asNode?: string;
 }
 
 /**
@@ -29,6 +30,7 @@ export async function patch(out: Io, runId: string, flags: PatchFlags): Promise<
     const after = await patchState(store, graph, runId, update as Record<string, unknown>, {
       by: flags.by,
       reason: flags.reason,
+      ...(flags.asNode !== undefined && { asNode: flags.asNode }),
     });
     const fields = Object.keys(update);
     out.json({
@@ -40,9 +42,10 @@ export async function patch(out: Io, runId: string, flags: PatchFlags): Promise<
       status: after.status,
     });
     out.line(`run ${out.c.bold(runId)}: ${fields.join(', ')} set by ${flags.by} (${flags.reason})`);
-    const next = after.status === 'waiting' ? 'show' : 'resume';
+    // As a node's completion, the patch leaves the run paused before what follows that node.
+    const next = after.status === 'waiting' && flags.asNode === undefined ? 'show' : 'resume';
     out.line(
-      `it is ${after.status}, as it was: \`${commandLine(out, [next, runId])}\` ${next === 'show' ? 'shows its open wait' : 'continues it'}`,
+      `it is ${after.status}${flags.asNode === undefined ? ', as it was' : `, after ${flags.asNode}`}: \`${commandLine(out, [next, runId])}\` ${next === 'show' ? 'shows its open wait' : 'continues it'}`,
     );
     return exitCode.succeeded;
   });

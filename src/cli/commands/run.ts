@@ -99,7 +99,7 @@ export async function run(out: Io, file: string, flags: RunFlags): Promise<numbe
 export async function resume(
   out: Io,
   runId: string,
-  flags: { readonly graph?: string; readonly plan?: boolean },
+  flags: { readonly graph?: string; readonly plan?: boolean; readonly goto?: string },
 ): Promise<number> {
   return withRunStore(out, runId, async (store) => {
     const graph = await graphOfRun(out, store, runId, flags.graph);
@@ -110,7 +110,7 @@ export async function resume(
       ]);
       return printPlan(out, await planResume(store, graph, runId));
     }
-    return resumeRun(out, store, graph, runId);
+    return resumeRun(out, store, graph, runId, flags.goto);
   });
 }
 
@@ -123,11 +123,13 @@ export async function resumeRun(
   store: CliStore,
   graph: CompiledGraph,
   runId: string,
+  goto?: string,
 ): Promise<number> {
   const snapshot = await explainResume(out, store, graph, runId);
+  if (goto !== undefined) out.line(`moving it to ${goto} first: what was pending there is dropped`);
   try {
     const result = await withProgress(out, runId, (live) =>
-      resumeStored(store, graph, runId, live),
+      resumeStored(store, graph, runId, goto === undefined ? live : { ...live, goto }),
     );
     return await reportRun(out, store, result);
   } catch (error) {

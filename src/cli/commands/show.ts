@@ -50,7 +50,7 @@ export async function show(
   }
   const view = await withRunStore(out, runId, (store) => readView(out, store, runId, flags));
   const { run, snapshot, waits } = view;
-  const open = waits.filter((w) => w.answer === null).map(waitView);
+  const open = waits.filter((w) => w.answer === null && w.closedAt == null).map(waitView);
   const answered = waits
     .filter((w) => w.answer !== null)
     .map((w) => ({
