@@ -95,6 +95,8 @@ export function hintFor(io: Io, error: WaymarkError): string {
       return `a thread continues from a run that succeeded; ${show ?? '`waymark show <run-id>`'} says where this one stands`;
     case 'RUN_NOT_PATCHABLE':
       return `${show ?? '`waymark show <run-id>`'} says where the run stands; a state is changed while the run waits or after it stopped`;
+    case 'GOTO_INVALID':
+      return `${show ?? '`waymark show <run-id>`'} says where the run stands; a run moves to a node outside fan-outs and joins (docs/semantics.md)`;
     case 'RUN_NOT_CANCELLABLE':
       return `the run is over already; ${show ?? '`waymark show <run-id>`'} shows how it ended`;
     case 'WAIT_NOT_FOUND':

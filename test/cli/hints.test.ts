@@ -273,6 +273,14 @@ await store.close();
     },
   },
   {
+    code: 'GOTO_INVALID',
+    situation: 'resume --goto a node the graph does not have',
+    make: async (box) => {
+      await box.waymark(['run', flaky, '--run-id', 'r'], { env: { FIXTURE_FAIL: '1' } });
+      return box.waymark(['resume', 'r', '--goto', 'prepair']);
+    },
+  },
+  {
     code: 'RUN_NOT_CONTINUABLE',
     situation: 'continue of a run that waits for an answer',
     make: async (box) => {

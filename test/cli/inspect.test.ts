@@ -77,6 +77,7 @@ describe.concurrent('waymark show', { timeout: testTimeoutMs }, () => {
         'error',
         'errors',
         'graph',
+        'heartbeats',
         'lease',
         'limits',
         'live',

@@ -100,7 +100,7 @@ async function pickWait(store: CliStore, runId: string, request: string | undefi
     }
     return named; // answered already: answer() refuses it with WAIT_ALREADY_ANSWERED
   }
-  const open = waits.filter((w) => w.answer === null && w.closedAt == null);
+  const open = waits.filter((w) => w.answer === null);
   if (open.length === 1) return open[0]!;
   if (open.length === 0) {
     const last = waits.at(-1);
