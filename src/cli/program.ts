@@ -554,10 +554,10 @@ Example:
     ],
     help: `
 Reads every run of the graph in the database (runs of another version of it are skipped, and
-listed). To measure a test suite, let its runs write into one database, then report:
+listed). To measure a test suite, let its tests run the graph on one SQLite file (a SqliteStore
+at that path), then report on that file:
 
 Example:
-  $ WAYMARK_STORE=.waymark/coverage.db npx vitest run examples/bug-triage
   $ waymark coverage examples/bug-triage/graph.ts --store .waymark/coverage.db --min 100`,
     load: async () => (await import('./commands/coverage.js')).coverage,
   },

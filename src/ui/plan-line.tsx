@@ -33,17 +33,23 @@ export function PlanLine(props: {
       kind === 'resume'
         ? ''
         : query({ to, ...(note !== undefined && note !== '' && { note, noteField }) });
-    get<Plan>(`${runPath(runId)}/plan${q}`).then(
-      (p) => {
-        if (!gone) setPlan(p);
-      },
-      // A run with nothing to resume has no plan: the button's own refusal says why.
-      () => {
-        if (!gone) setPlan(null);
-      },
+    // A rewind's note is typed a key at a time: its plan is asked for once typing pauses.
+    const timer = setTimeout(
+      () =>
+        get<Plan>(`${runPath(runId)}/plan${q}`).then(
+          (p) => {
+            if (!gone) setPlan(p);
+          },
+          // A run with nothing to resume has no plan: the button's own refusal says why.
+          () => {
+            if (!gone) setPlan(null);
+          },
+        ),
+      kind === 'resume' ? 0 : 300,
     );
     return () => {
       gone = true;
+      clearTimeout(timer);
     };
   }, [runId, kind, to, note, noteField]);
   if (plan == null) return null;

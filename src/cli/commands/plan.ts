@@ -13,7 +13,7 @@ export function printPlan(out: Io, plan: Plan): number {
     runId: plan.runId,
     kind: plan.kind,
     readBack: plan.readBack.map((s) => ({ node: s.node, activation: s.activation })),
-    runAgain: plan.runAgain.map(stepJson),
+    runAgain: plan.runAgain,
     rePays: plan.rePays,
     ...(plan.waitsAt !== undefined && { waitsAt: plan.waitsAt }),
   });
@@ -28,10 +28,6 @@ export function printPlan(out: Io, plan: Plan): number {
   if (plan.waitsAt !== undefined)
     out.line(`then     waits at ${plan.waitsAt}: what follows depends on the answer`);
   return exitCode.succeeded;
-}
-
-function stepJson(s: PlanStep) {
-  return { node: s.node, activation: s.activation, cost: s.cost, basis: s.basis };
 }
 
 function costText(cost: Cost): string {

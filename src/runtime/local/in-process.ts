@@ -102,9 +102,18 @@ export async function driveInProcess(
           ...(options.onAttemptStart !== undefined && { onAttemptStart: options.onAttemptStart }),
           ...(watch !== undefined && {
             onEphemeral: (activation: Activation, name: string, data: unknown, at: number) =>
-              watch(ephemeral(runId, journal?.seq ?? seq, activation, name, data, at)),
+              watch({
+                ...told(runId, journal?.seq ?? seq, activation, at),
+                type: 'delta',
+                name,
+                data,
+              }),
             onHeartbeat: (activation: Activation, at: number, details: unknown) =>
-              watch(heartbeat(runId, journal?.seq ?? seq, activation, at, details)),
+              watch({
+                ...told(runId, journal?.seq ?? seq, activation, at),
+                type: 'heartbeat',
+                ...(details !== undefined && { details }),
+              }),
           }),
           ...(segment !== undefined && {
             scope: (activation, kind) => segment.attemptStarted(activation, kind),
@@ -201,51 +210,21 @@ function startSegment(
   return segment;
 }
 
-/** What an attempt emitted with `ephemeral: true`, told as it happens. */
-function ephemeral(
-  runId: string,
-  seq: number,
-  activation: Activation,
-  name: string,
-  data: unknown,
-  at: number,
-) {
-  return {
-    // `seq` alone is "after every event of commit seq": a watcher resuming after this one
-    // resumes after the last recorded event before it.
-    offset: String(seq),
-    runId,
-    seq,
-    at,
-    type: 'delta' as const,
-    ephemeral: true as const,
-    activation: activation.id,
-    node: activation.node,
-    attempt: activation.attempt,
-    name,
-    data,
-  };
-}
-
-/** An attempt's heartbeat, told as it happens (never recorded: its last is in the trace). */
-function heartbeat(
-  runId: string,
-  seq: number,
-  activation: Activation,
-  at: number,
-  details: unknown,
-) {
+/**
+ * What an attempt tells live and nothing records: an `ephemeral: true` emit (`delta`) or a
+ * heartbeat. `seq` alone is "after every event of commit seq": a watcher resuming after one of
+ * these resumes after the last recorded event before it.
+ */
+function told(runId: string, seq: number, activation: Activation, at: number) {
   return {
     offset: String(seq),
     runId,
     seq,
     at,
-    type: 'heartbeat' as const,
     ephemeral: true as const,
     activation: activation.id,
     node: activation.node,
     attempt: activation.attempt,
-    ...(details !== undefined && { details }),
   };
 }
 
