@@ -1,5 +1,5 @@
 import { storedJson } from '../error/store-corrupt.js';
-import { WaymarkError } from '../error/waymark-error.js';
+import { loadStored } from '../runtime/codec/load-stored.js';
 import { checkpointShape } from '../runtime/codec/snapshot-shape.js';
 import type { Snapshot } from '../runtime/core/snapshot.js';
 import type { LoadedRun, Store } from '../store/store.js';
@@ -27,10 +27,7 @@ export interface StoredRun {
  * const { snapshot } = await readStoredRun(store, runId);
  */
 export async function readStoredRun(store: Store, runId: string): Promise<StoredRun> {
-  const loaded = await store.loadRun(runId);
-  if (loaded === undefined) {
-    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
-  }
+  const loaded = await loadStored(store, runId);
   const checkpoint = parseSnapshot(loaded.snapshot.data, runId);
   return { loaded, snapshot: loaded.events.length > 0 ? undefined : checkpoint, checkpoint };
 }

@@ -6,26 +6,11 @@ import { mergeFields } from '../core/apply-update.js';
 import { deepFreeze } from '../core/freeze.js';
 import type { Branch, FanOut, RunEvent, Snapshot } from '../core/snapshot.js';
 import type { TraceEntry } from '../watch/trace.js';
+import { isRunEvent } from './event-shape.js';
 import { checkpointShape } from './snapshot-shape.js';
 import { parse as parseValue, stringify } from './values.js';
 
 // The typed side of persistence: stores hold these JSON strings and never look inside.
-
-// A record over every event type, so the compiler fails here when an event type is added and
-// not listed (an unlisted type made stored answers read as corrupt).
-const knownEventTypes: Record<RunEvent['type'], true> = {
-  started: true,
-  completed: true,
-  failed: true,
-  cancelled: true,
-  deadline: true,
-  resumed: true,
-  migrated: true,
-  answered: true,
-  patched: true,
-  moved: true,
-};
-const eventTypes = new Set(Object.keys(knownEventTypes));
 
 /**
  * A snapshot as stored. A branch's state is left out: it is the state at the fan-out (the run's
@@ -106,16 +91,11 @@ export function encodeEvent(event: RunEvent, graph: CompiledGraph): string {
  * @throws WaymarkError `STORE_CORRUPT` when the text is not a run event.
  */
 export function decodeEvent(text: string, runId: string, seq: number): RunEvent {
-  const value = storedJson(text, runId, `its event ${seq}`, parseValue) as {
-    type?: unknown;
-    attempt?: unknown;
-  };
-  if (typeof value !== 'object' || value === null || !eventTypes.has(value.type as string)) {
-    throw storeCorrupt(runId, `its event ${seq} is not a run event`);
-  }
+  const value = storedJson(text, runId, `its event ${seq}`, parseValue);
+  if (!isRunEvent(value)) throw storeCorrupt(runId, `its event ${seq} is not a run event`);
   if (value.type === 'completed' && value.attempt === undefined)
-    return { ...(value as RunEvent), unparsed: true } as RunEvent;
-  return value as RunEvent;
+    return { ...value, unparsed: true } as RunEvent;
+  return value;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { CompiledGraph } from '../../graph/compiled.js';
 import type { LoadedRun, Store } from '../../store/store.js';
 import { systemClock } from '../clock.js';
 import { currentSnapshot } from '../codec/current.js';
+import { loadStored } from '../codec/load-stored.js';
 import type { RunEvent, Snapshot } from '../core/snapshot.js';
 import { Journal } from '../engine/journal.js';
 import { defaultLeaseMs, type HeldRun, holdRun } from '../engine/ownership.js';
@@ -111,8 +112,7 @@ async function planResume(
   runId: string,
   options: ResumeOptions,
 ): Promise<Plan> {
-  const loaded = await patiently(() => store.loadRun(runId));
-  if (loaded === undefined) throw refuse('RUN_NOT_FOUND', `there is no run "${runId}"`);
+  const loaded = await patiently(() => loadStored(store, runId));
   const plan = await planLoaded(store, graph, runId, loaded, options);
   return { ...plan, traceparent: storedTraceparent(loaded.snapshot.data) };
 }

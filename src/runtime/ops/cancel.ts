@@ -3,6 +3,7 @@ import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Store } from '../../store/store.js';
 import { type Clock, systemClock } from '../clock.js';
 import { currentSnapshot } from '../codec/current.js';
+import { loadStored } from '../codec/load-stored.js';
 import type { Snapshot } from '../core/snapshot.js';
 import { step } from '../core/step.js';
 import { commitExtras } from '../engine/commit-extras.js';
@@ -34,10 +35,7 @@ export async function cancel<S, I>(
   options: CancelOptions = {},
 ): Promise<Snapshot> {
   const g = graph as CompiledGraph;
-  const loaded = await store.loadRun(runId);
-  if (loaded === undefined) {
-    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
-  }
+  const loaded = await loadStored(store, runId);
   const before = currentSnapshot(g, loaded);
   if (before.status === 'succeeded' || before.status === 'cancelled') {
     throw new WaymarkError(

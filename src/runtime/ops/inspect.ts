@@ -1,7 +1,7 @@
-import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import type { RunRecord, Store, WaitRecord } from '../../store/store.js';
 import { currentSnapshot } from '../codec/current.js';
+import { loadStored } from '../codec/load-stored.js';
 import type { Snapshot } from '../core/snapshot.js';
 import type { Trace } from '../watch/trace.js';
 import { loadTrace } from './history.js';
@@ -30,10 +30,7 @@ export async function inspect<S, I>(
   graph: CompiledGraph<S, I>,
   runId: string,
 ): Promise<RunView<S>> {
-  const loaded = await store.loadRun(runId);
-  if (loaded === undefined) {
-    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
-  }
+  const loaded = await loadStored(store, runId);
   const snapshot = currentSnapshot(graph as CompiledGraph, loaded);
   const [waits, trace] = await Promise.all([store.listWaits(runId), loadTrace(store, runId)]);
   return { run: loaded.run, snapshot: snapshot as RunView<S>['snapshot'], waits, trace };

@@ -3,6 +3,7 @@ import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Store } from '../../store/store.js';
 import { type Clock, systemClock } from '../clock.js';
 import { currentSnapshot } from '../codec/current.js';
+import { loadStored } from '../codec/load-stored.js';
 import { routeAfter } from '../core/move.js';
 import type { RunEvent, Snapshot } from '../core/snapshot.js';
 import { isPatchable, step } from '../core/step.js';
@@ -63,10 +64,7 @@ export async function patchState<S, I>(
       );
     }
   }
-  const loaded = await store.loadRun(runId);
-  if (loaded === undefined) {
-    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
-  }
+  const loaded = await loadStored(store, runId);
   const before = currentSnapshot(g, loaded);
   const asNode =
     options.asNode === undefined ? undefined : checkMoveTarget(g, before, options.asNode, 'asNode');

@@ -2,6 +2,8 @@ import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Store } from '../../store/store.js';
 import { decodeEvent, decodeSnapshot } from '../codec/codec.js';
+import { checkRecord, checkStamp, nextSeq } from '../codec/current.js';
+import { missing } from '../codec/load-stored.js';
 import { runOf } from '../codec/run-of.js';
 import type { RunEvent, RunStatus } from '../core/snapshot.js';
 import { step } from '../core/step.js';
@@ -59,11 +61,12 @@ export async function history<S, I>(
   if (!Number.isInteger(limit) || limit < 1)
     throw invalid(`limit must be a whole number >= 1, not ${String(options.limit)}`);
   const record = await runOf(store, g, runId);
+  checkRecord(g, record);
   const kept = await store.snapshotAt(runId, Math.max(0, after));
-  if (kept === undefined) {
-    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
-  }
+  if (kept === undefined) throw await missing(store, runId);
   let snapshot = decodeSnapshot(g, kept.data, runId);
+  const events = await store.events(runId, kept.seq);
+  checkStamp(g, snapshot, runId, events.length > 0);
   const steps: HistoryStep<S>[] = [];
   if (kept.seq === 0 && after < 0) {
     steps.push({
@@ -74,8 +77,10 @@ export async function history<S, I>(
       state: snapshot.state as S,
     });
   }
-  for (const stored of await store.events(runId, kept.seq)) {
+  let seq = kept.seq;
+  for (const stored of events) {
     if (steps.length >= limit) return { steps, next: steps.at(-1)!.seq };
+    seq = nextSeq(runId, seq, stored.seq);
     const event = decodeEvent(stored.event, runId, stored.seq);
     snapshot = step(g, snapshot, event).snapshot;
     if (stored.seq <= after) continue;

@@ -3,6 +3,7 @@ import type { CompiledGraph } from '../../graph/compiled.js';
 import { allowedInput } from '../../graph/run-input.js';
 import type { Store } from '../../store/store.js';
 import { currentSnapshot } from '../codec/current.js';
+import { loadStored } from '../codec/load-stored.js';
 import { run } from '../local/run.js';
 import type { RunOptions, RunResult } from '../run-types.js';
 import { applyFields } from './apply-fields.js';
@@ -33,10 +34,7 @@ export async function continueThread<S, I>(
   options: ContinueOptions = {},
 ): Promise<RunResult<S>> {
   const g = graph as CompiledGraph;
-  const loaded = await store.loadRun(runId);
-  if (loaded === undefined) {
-    throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
-  }
+  const loaded = await loadStored(store, runId);
   const before = currentSnapshot(g, loaded);
   if (before.status !== 'succeeded') {
     throw new WaymarkError(
