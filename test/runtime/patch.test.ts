@@ -131,6 +131,10 @@ describe.each(stores)("patching a run's state, with the %s store", (_name, makeS
     expect(
       await codeOf(patchState(store, triage, 'r1', { severity: 'high' }, { by: 'a', reason: ' ' })),
     ).toBe('OPTIONS_INVALID');
+    // Found by test/fuzz/answers.fuzz.test.ts: an empty patch recorded who and why against nothing.
+    expect(await codeOf(patchState(store, triage, 'r1', {}, { by: 'a', reason: 'b' }))).toBe(
+      'OPTIONS_INVALID',
+    );
     expect(await seq()).toBe(before);
     await answer(store, 'r1', 'r1/approve:1', { approved: true }, { by: 'ed' });
     await patchState(store, triage, 'r1', { severity: 'high' }, { by: 'a', reason: 'b' });

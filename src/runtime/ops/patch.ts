@@ -82,6 +82,15 @@ export async function patchState<S, I>(
   // Checked and merged here, to refuse before anything is recorded; the event keeps the parsed
   // fields, and step() merges them the same way on every replay.
   const fields = parseFields(g, update as Record<string, unknown>, 'the state patch');
+  // An empty patch would record who and why against a change that is not there; as a node it
+  // still stands in for that node's completion.
+  if (asNode === undefined && Object.keys(fields).length === 0) {
+    throw new WaymarkError(
+      'OPTIONS_INVALID',
+      `the state patch of run "${runId}" sets no field: give the fields to change, or \`asNode\` to complete a node without changes`,
+      { retryable: false, details: { runId } },
+    );
+  }
   const state = applyFields(g, before.state, fields, 'the state patch');
   if (asNode !== undefined) checkAsNode(g, runId, asNode, fields, state);
   const event: RunEvent = {
