@@ -23,6 +23,10 @@ export { readHistory } from './history/recorded.js';
 export type { ReplaySkip } from './history/replay.js';
 export type { HistoryRule, Violation } from './history/violation.js';
 export { historyRules } from './history/violation.js';
+export type { PathCase, PathCaseOptions, PathOutcome, PathScript } from './paths/path-cases.js';
+export { pathCases } from './paths/path-cases.js';
+export type { GraphPath, GraphPathOptions, GraphPaths, PathStep } from './paths/paths.js';
+export { graphPaths } from './paths/paths.js';
 export type {
   ConformanceOptions,
   Expect,
