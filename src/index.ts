@@ -6,6 +6,8 @@ export { boundOf } from './cost/bound.js';
 export type { BoundLimits, CostlyNode, OverLimit } from './cost/budget.js';
 export { overBudget } from './cost/budget.js';
 export { parseBudget } from './cost/budget-text.js';
+export type { ExpectedNotes } from './cost/cost-notes.js';
+export { costNotes } from './cost/cost-notes.js';
 export type { ErrorClass, ErrorCode } from './error/codes.js';
 export { errorCodes } from './error/codes.js';
 export type { ErrorCause, ErrorValue } from './error/error-value.js';
@@ -27,7 +29,7 @@ export type { PersonNode, PersonOptions } from './graph/person.js';
 export { person } from './graph/person.js';
 export type { Reducer } from './graph/reducers.js';
 export { append, max, mergeByKey, min, replace, sum, union } from './graph/reducers.js';
-export type { RenderOptions, RunOverlay } from './graph/render.js';
+export type { CostOverlay, RenderOptions, RunOverlay } from './graph/render.js';
 export { renderGraph } from './graph/render.js';
 export type { MapItem, SubgraphOptions } from './graph/subgraph.js';
 export type {

@@ -103,7 +103,8 @@ export const commands: readonly CommandSpec[] = [
   },
   {
     name: 'graph',
-    description: 'render a graph file as Mermaid or DOT; with --run, mark the path a run took',
+    description:
+      'render a graph file as Mermaid or DOT; with --run, mark the path a run took; with --cost, the bound per node',
     args: [graphFile],
     options: [
       { flags: '--format <format>', description: 'mermaid or dot', default: 'mermaid' },
@@ -111,10 +112,16 @@ export const commands: readonly CommandSpec[] = [
         flags: '--run <run-id>',
         description: 'mark the path taken, the count per node and where the run stopped',
       },
+      {
+        flags: '--cost',
+        description:
+          "note each node's worst case (and what earlier runs spent, from the database) and draw the worst path",
+      },
     ],
     help: `
 Example:
   $ waymark graph examples/changelog-post/graph.ts --format dot | dot -Tsvg > graph.svg
+  $ waymark graph examples/changelog-post/graph.ts --cost
   $ waymark graph examples/changelog-post/graph.ts --run 3f1c9a2e-...`,
     load: async () => (await import('./commands/graph.js')).render,
   },

@@ -20,6 +20,20 @@ export interface RunOverlay {
 }
 
 /**
+ * A graph's costs drawn over it, as plain data (the CLI computes it from the bound and the
+ * recorded usage, docs/cost.md).
+ *
+ * @example
+ * renderGraph(def, { cost: { notes: { plan: '≤ 3× · 9 calls' }, worst: ['plan', 'search'] } });
+ */
+export interface CostOverlay {
+  /** A line under a node's name, by node name (a subgraph's nodes as `review/plan`). */
+  readonly notes: Readonly<Record<string, string>>;
+  /** The nodes of the worst case's path, its last one last: the links between them are drawn. */
+  readonly worst?: readonly string[];
+}
+
+/**
  * Options of {@link renderGraph}.
  *
  * @example
@@ -30,6 +44,8 @@ export interface RenderOptions {
   readonly format?: 'mermaid' | 'dot';
   /** A run to draw over the graph: visited and stopped nodes, the edges it took. */
   readonly run?: RunOverlay;
+  /** Costs to note next to each node, and the worst case's path to draw. */
+  readonly cost?: CostOverlay;
 }
 
 type LinkKind = 'edge' | 'route' | 'fan-out' | 'map' | 'join' | 'error';
@@ -37,6 +53,8 @@ type LinkKind = 'edge' | 'route' | 'fan-out' | 'map' | 'join' | 'error';
 interface Shape {
   readonly id: string;
   readonly label: string;
+  /** A second line under the label: the node's costs. */
+  readonly note?: string;
   readonly state: 'plain' | 'visited' | 'stopped';
   readonly terminus: boolean;
   /** The subgraphs the shape is drawn inside, outermost first, by path (`review`, `review/inner`). */
@@ -49,6 +67,8 @@ interface Link {
   readonly kind: LinkKind;
   readonly label: string | undefined;
   taken: boolean;
+  /** On the worst case's path (a cost overlay). */
+  worst?: boolean;
 }
 
 // Ids never come from node names: any name stays a safe identifier in both formats, and no
@@ -66,7 +86,7 @@ const endId = '__end__';
  * const dot = renderGraph(claims.def, { format: 'dot', run: { counts, path, status } });
  */
 export function renderGraph(def: GraphDef, options: RenderOptions = {}): string {
-  const { shapes, links } = layout(def, options.run);
+  const { shapes, links } = layout(def, options.run, options.cost);
   const caption =
     options.run?.status === undefined ? undefined : `${def.name}: ${options.run.status}`;
   return options.format === 'dot'
@@ -75,7 +95,11 @@ export function renderGraph(def: GraphDef, options: RenderOptions = {}): string 
 }
 
 /** Nodes and links in output order, with the run's marks applied. */
-function layout(def: GraphDef, run: RunOverlay | undefined): { shapes: Shape[]; links: Link[] } {
+function layout(
+  def: GraphDef,
+  run: RunOverlay | undefined,
+  cost: CostOverlay | undefined,
+): { shapes: Shape[]; links: Link[] } {
   const ids = new Map<string, string>();
   const named: { name: string; label: string; node: NodeDef | undefined; clusters: string[] }[] =
     [];
@@ -185,6 +209,7 @@ function layout(def: GraphDef, run: RunOverlay | undefined): { shapes: Shape[]; 
     for (const [name, count] of Object.entries(run.counts)) counts.set(name, count);
     for (const name of run.stoppedAt ?? []) stopped.add(name);
   }
+  if (cost?.worst !== undefined) markWorst(cost.worst, ids, links, start);
   const shapes: Shape[] = start
     ? [{ id: startId, label: 'START', state: 'plain', terminus: true, clusters: [] }]
     : [];
@@ -194,7 +219,15 @@ function layout(def: GraphDef, run: RunOverlay | undefined): { shapes: Shape[]; 
     const exit = node === undefined && clusters.length > 0 && name === exitOf(clusters.at(-1)!);
     const markers = node === undefined ? (exit ? [] : ['undeclared']) : markersOf(node);
     const label = `${text}${count > 0 ? ` ×${count}` : ''}${markers.length > 0 ? ` (${markers.join(', ')})` : ''}`;
-    shapes.push({ id: `n${i}`, label, state, terminus: exit, clusters });
+    const note = cost?.notes[name];
+    shapes.push({
+      id: `n${i}`,
+      label,
+      ...(note !== undefined && { note }),
+      state,
+      terminus: exit,
+      clusters,
+    });
   }
   if (links.some((l) => l.to === endId))
     shapes.push({ id: endId, label: 'END', state: 'plain', terminus: true, clusters: [] });
@@ -304,6 +337,30 @@ function markTaken(
 }
 
 /**
+ * Marks the worst case's path: the links between its nodes (its loops taken at their caps are
+ * part of it), the start into it and its last node's way to END. Error links are alternatives a
+ * worst case does not need, so they are left unmarked.
+ */
+function markWorst(
+  worst: readonly string[],
+  ids: ReadonlyMap<string, string>,
+  links: readonly Link[],
+  start: Link | undefined,
+): void {
+  const on = new Set(worst.flatMap((name) => ids.get(name) ?? []));
+  const last = ids.get(worst.at(-1) ?? '');
+  for (const l of links) {
+    if (l.kind === 'error') continue;
+    if (
+      l === start
+        ? on.has(l.to)
+        : on.has(l.from) && (on.has(l.to) || (l.to === endId && l.from === last))
+    )
+      l.worst = true;
+  }
+}
+
+/**
  * Walks the shapes in order, opening and closing the blocks of the subgraphs they are inside
  * (a subgraph's shapes are declared together, so each block opens once). Indentation depth 1
  * is the top level.
@@ -361,7 +418,8 @@ function mermaid(
     open: (path, id, depth) =>
       out.push(`${'  '.repeat(depth)}subgraph ${id}["${mermaidText(path)}"]`),
     shape: (s, depth) => {
-      const text = `"${mermaidText(s.label)}"`;
+      const note = s.note === undefined ? '' : `<br/>${mermaidText(s.note)}`;
+      const text = `"${mermaidText(s.label)}${note}"`;
       out.push(`${'  '.repeat(depth)}${s.id}${s.terminus ? `([${text}])` : `[${text}]`}`);
     },
     close: (depth) => out.push(`${'  '.repeat(depth)}end`),
@@ -382,6 +440,9 @@ function mermaid(
     if (taken.length > 0)
       out.push(`  linkStyle ${taken.join(',')} stroke:#16a34a,stroke-width:3px`);
   }
+  const worst = links.flatMap((l, i) => (l.worst && !l.taken ? [i] : []));
+  if (worst.length > 0)
+    out.push(`  linkStyle ${worst.join(',')} stroke:#c2410c,stroke-width:3px,stroke-dasharray:6 4`);
   return `${out.join('\n')}\n`;
 }
 
@@ -416,7 +477,7 @@ function dot(
       out.push(`${pad}subgraph ${dotText(`cluster_${id}`)} {`, `${pad}  label=${dotText(path)};`);
     },
     shape: (s, depth) => {
-      const attrs = [`label=${dotText(s.label)}`];
+      const attrs = [`label=${dotText(s.note === undefined ? s.label : `${s.label}\n${s.note}`)}`];
       if (s.terminus) attrs.push('shape=oval');
       if (s.state === 'visited')
         attrs.push('style="rounded,filled"', 'fillcolor="#dcfce7"', 'color="#16a34a"');
@@ -433,8 +494,11 @@ function dot(
   });
   for (const l of links) {
     const attrs = l.label === undefined ? [] : [`label=${dotText(l.label)}`];
-    attrs.push(...dotStyles[l.kind].filter((a) => !(l.taken && a.startsWith('color='))));
+    attrs.push(
+      ...dotStyles[l.kind].filter((a) => !((l.taken || l.worst) && a.startsWith('color='))),
+    );
     if (l.taken) attrs.push('color="#16a34a"', 'penwidth=3');
+    else if (l.worst) attrs.push('color="#c2410c"', 'penwidth=3');
     const suffix = attrs.length > 0 ? ` [${attrs.join(', ')}]` : '';
     out.push(`  ${dotText(l.from)} -> ${dotText(l.to)}${suffix};`);
   }

@@ -1,4 +1,5 @@
 // `waymark validate` and `waymark graph`: checking and drawing a graph file, nothing run.
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   example,
@@ -79,6 +80,40 @@ describe.concurrent('waymark graph', { timeout: testTimeoutMs }, () => {
     const rendered = jsonOf(out, 'graph');
     expect(rendered).toMatchObject({ graph: 'changelog-post', format: 'dot' });
     expect(rendered.text).toMatch(/^digraph/m);
+  });
+
+  it("--cost notes each node's worst case and draws the worst path; nothing is created for it", async () => {
+    const box = sandbox();
+    const out = await box.waymark(['graph', changelog, '--cost']);
+    expectExit(out, 0);
+    expect(out.stdout).toContain(
+      'n3["draft (model, visits ≤ 4)<br/>≤ 4× · 36 calls · 120k tok · $0.072"]',
+    );
+    expect(out.stdout).toContain('n6["publish (effect)<br/>≤ 1×"]');
+    // The worst case loops draft and fact-check at their caps: every link on it is drawn.
+    expect(out.stdout).toMatch(/^ {2}linkStyle 0,1,2,3,4,5,6,7,8,9 stroke:#c2410c/m);
+    const dot = await box.waymark(['graph', changelog, '--cost', '--format', 'dot']);
+    expect(dot.stdout).toContain(
+      '"n1" [label="select (model)\\n≤ 1× · 9 calls · 18k tok · $0.011"];',
+    );
+    expect(existsSync(box.db)).toBe(false);
+  });
+
+  it('--cost adds what earlier runs of the graph spent, from the database', async () => {
+    const box = sandbox();
+    const billed = fixture('billed.ts');
+    expectExit(await box.waymark(['run', billed]), 0);
+
+    const out = await box.waymark(['graph', billed, '--cost']);
+
+    expectExit(out, 0);
+    // No spend declared: the bound has none, and says so; the median run spent 1.5k tokens.
+    expect(out.stdout).toContain(
+      'draft (model)<br/>≤ 1× · ∞ calls · ∞ tok · $∞ · ~ 1.5k tok · $0.0005',
+    );
+    expect(out.stdout).toContain(
+      'check (model)<br/>≤ 1× · ∞ calls · ∞ tok · $∞ · ~ 1k tok · $0.0002',
+    );
   });
 
   it('refuses an unknown --format with exit 2', async () => {
