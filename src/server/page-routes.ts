@@ -1,7 +1,11 @@
 import type { Hono } from 'hono';
+import { cachedBound } from '../cost/budget.js';
+import { describeAmounts } from '../cost/budget-text.js';
+import { costNotes } from '../cost/cost-notes.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import { rewind } from '../runtime/local/rewind.js';
+import { expectedCost } from '../runtime/ops/expected.js';
 import { inspect } from '../runtime/ops/inspect.js';
 import { planResume, planRewind } from '../runtime/ops/plan.js';
 import { seqOfOffset, watch } from '../runtime/watch/watch.js';
@@ -14,7 +18,8 @@ import { isoTime, wireEvent } from './wire-time.js';
 
 /**
  * The routes the web page (`waymark ui`) needs beyond the rest of the API, each usable on its
- * own: a graph's declaration as data (`GET /graphs/:name`, to lay it out), a run's stream so
+ * own: a graph's declaration as data (`GET /graphs/:name`, to lay it out) and its costs
+ * (`GET /graphs/:name/cost`, to note them on it), a run's stream so
  * far as one JSON answer (`GET /runs/:id/recorded`), its quarantine (`GET /runs/:id/quarantine`),
  * the price of a resume or rewind (`GET /runs/:id/plan`), rewind (`POST /runs/:id/rewind`, like
  * `waymark rewind`), and the listing of runs watched live
@@ -29,6 +34,18 @@ export function pageRoutes(app: Hono, api: ApiContext): void {
   route(app, routes.getGraph, (c) => {
     const graph = api.graphNamed(paramOf(c, 'name'));
     return c.json({ name: graph.name, hash: graph.hash, version: graph.version, def: graph.def });
+  });
+
+  route(app, routes.getGraphCost, async (c) => {
+    const graph = api.graphNamed(paramOf(c, 'name'));
+    const bound = cachedBound(graph);
+    const expected = await expectedCost(store, graph);
+    return c.json({
+      ...costNotes(bound, expected),
+      total: describeAmounts(bound.total),
+      unbounded: bound.unbounded,
+      runs: expected.runs.length,
+    });
   });
 
   // What the run's stream has told so far, in one JSON answer: a page opens a long run with it

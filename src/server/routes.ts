@@ -150,6 +150,15 @@ export const routes = {
     response: s.graphDeclaration,
     refuses: ['GRAPH_NOT_SERVED'],
   },
+  getGraphCost: {
+    method: 'get',
+    path: '/graphs/:name/cost',
+    summary:
+      "A graph's worst case per node, what earlier runs spent there and the worst path (`waymark graph --cost`)",
+    status: 200,
+    response: s.graphCost,
+    refuses: ['GRAPH_NOT_SERVED'],
+  },
   getRecorded: {
     method: 'get',
     path: '/runs/:id/recorded',

@@ -217,6 +217,18 @@ export const graphDeclaration = z.object({
   def: z.unknown().describe("the graph's declaration as data: nodes, edges, routes, fan-outs"),
 });
 
+export const graphCost = z.object({
+  notes: z
+    .record(z.string(), z.string())
+    .describe("each node's worst case, and what earlier runs spent there (docs/cost.md)"),
+  worst: z.array(z.string()).describe("the nodes of the worst case's path, its last one last"),
+  total: z.string().describe('the most one run can spend, in one line'),
+  unbounded: z
+    .array(z.object({ node: z.string(), what: z.string(), reason: z.string() }))
+    .describe('what the bound cannot count, and why'),
+  runs: z.number().describe('earlier runs of the same graph hash the expected spend is read from'),
+});
+
 export const recordedEvents = z.object({
   events: z.array(z.unknown()).describe('the stream events recorded so far, in order'),
   last: z.string().nullable().describe('the offset to follow the SSE stream after'),

@@ -33,6 +33,8 @@ export interface Layout {
 
 const nodeWidth = 168;
 const nodeHeight = 54;
+// With up to three lines of costs under the name (the page's "cost" view).
+const tallNodeHeight = 92;
 
 /** The groups a node name sits in, outermost first: `a/b/c` is in `a` and `a/b`. */
 export function groupsOf(name: string): string[] {
@@ -65,12 +67,18 @@ export function declaredEdges(def: GraphDef): PlacedEdge[] {
 /**
  * Lays the declared graph out top to bottom with dagre, nodes nested in a group per name prefix
  * (`a/b` sits in group `a`), ready for subgraphs. `extra` are edges the run took that the
- * declaration does not draw (a join reached from a branch): they are laid out too.
+ * declaration does not draw (a join reached from a branch): they are laid out too. `tall` makes
+ * room for the lines of costs in each node.
  *
  * @example
  * const { nodes, edges } = layoutGraph(def);
  */
-export function layoutGraph(declared: GraphDef, extra: readonly PlacedEdge[] = []): Layout {
+export function layoutGraph(
+  declared: GraphDef,
+  extra: readonly PlacedEdge[] = [],
+  options: { readonly tall?: boolean } = {},
+): Layout {
+  const height = options.tall === true ? tallNodeHeight : nodeHeight;
   const def = expandSubgraphs(declared);
   const g = new dagre.graphlib.Graph({ compound: true, multigraph: false });
   g.setGraph({ rankdir: 'TB', nodesep: 28, ranksep: 44, marginx: 8, marginy: 8 });
@@ -78,7 +86,7 @@ export function layoutGraph(declared: GraphDef, extra: readonly PlacedEdge[] = [
   const groups = new Set<string>();
   for (const n of def.nodes) for (const p of groupsOf(n.name)) groups.add(p);
   for (const p of groups) g.setNode(p, { label: p, paddingTop: 28 });
-  for (const n of def.nodes) g.setNode(n.name, { width: nodeWidth, height: nodeHeight });
+  for (const n of def.nodes) g.setNode(n.name, { width: nodeWidth, height });
   for (const p of groups) {
     const outer = groupsOf(p).at(-1);
     if (outer !== undefined) g.setParent(p, outer);

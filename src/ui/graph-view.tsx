@@ -12,6 +12,7 @@ import {
   type ReactFlowInstance,
 } from '@xyflow/react';
 import { useEffect, useMemo, useRef, useState } from 'react';
+import { useGraphCost, worstEdge } from './graph-cost.js';
 import { layoutGraph, type PlacedEdge } from './graph-layout.js';
 import { firstViewport } from './graph-viewport.js';
 import { edgeKey, type PathOverlay } from './path-overlay.js';
@@ -29,6 +30,8 @@ interface StepData extends Record<string, unknown> {
   readonly entry: boolean;
   readonly terminal: boolean;
   readonly selected: boolean;
+  /** The node's worst case and expected spend, when the costs are shown. */
+  readonly cost?: string;
 }
 
 /** One node of the declared graph, with what the run did there. */
@@ -59,6 +62,14 @@ function StepNode({ data }: NodeProps<Node<StepData>>) {
         {data.retried > 0 && <span className="retried">{data.retried} retried</span>}
         {data.failed > 0 && <span className="failed">{data.failed} failed</span>}
       </div>
+      {data.cost !== undefined && (
+        <div
+          className="step-cost"
+          title={`worst case (≤) and what earlier runs spent (~): ${data.cost}`}
+        >
+          {data.cost}
+        </div>
+      )}
       {copies.length > 0 && (
         <div className="copies" title="fan-out copies: branch or item index">
           {copies.length <= 6
@@ -91,6 +102,8 @@ export function GraphView(props: {
 }) {
   const { overlay, selectedNode } = props;
   const def = useMemo(() => expandSubgraphs(props.def), [props.def]);
+  const [costShown, setCostShown] = useState(false);
+  const cost = useGraphCost(props.def.name, costShown);
   const takenKeys = [...overlay.edges.keys()].sort().join('|');
   // biome-ignore lint/correctness/useExhaustiveDependencies: re-laid out only when the set of edges taken changes
   const layout = useMemo(() => {
@@ -98,8 +111,8 @@ export function GraphView(props: {
       const [from = '', to = ''] = id.split('->');
       return { id, from, to, kind: 'edge', label: 'taken' };
     });
-    return layoutGraph(def, extra);
-  }, [def, takenKeys]);
+    return layoutGraph(def, extra, { tall: cost !== undefined });
+  }, [def, takenKeys, cost]);
 
   const declared = useMemo(
     () =>
@@ -140,6 +153,7 @@ export function GraphView(props: {
             entry: def.entry === n.id,
             terminal: def.nodes.find((d) => d.name === n.id)?.terminal === true,
             selected: selectedNode === n.id,
+            ...(cost?.notes[n.id] !== undefined && { cost: cost.notes[n.id] }),
           } satisfies StepData,
         },
   );
@@ -148,6 +162,7 @@ export function GraphView(props: {
     const undeclared = e.label === 'taken' && !declared.has(e.id);
     const label =
       taken > 0 ? `${e.label && e.label !== 'taken' ? `${e.label} ` : ''}×${taken}` : e.label;
+    const worst = taken === 0 && worstEdge(cost, e.from, e.to, e.kind);
     return {
       id: e.id,
       source: e.from,
@@ -156,6 +171,7 @@ export function GraphView(props: {
         taken > 0 ? 'visited' : 'unvisited',
         `edge-${e.kind}`,
         undeclared ? 'undeclared' : '',
+        worst ? 'worst' : '',
       ].join(' '),
       ...(label !== undefined && { label }),
       animated: false,
@@ -163,7 +179,7 @@ export function GraphView(props: {
         type: MarkerType.ArrowClosed,
         width: 16,
         height: 16,
-        color: taken > 0 ? '#1f9d6b' : '#c4cad4',
+        color: taken > 0 ? '#1f9d6b' : worst ? '#c2410c' : '#c4cad4',
       },
       ...(e.kind !== 'edge' || undeclared ? { style: { strokeDasharray: '5 4' } } : {}),
     };
@@ -197,6 +213,15 @@ export function GraphView(props: {
 
   return (
     <div className="graph" data-testid="graph" ref={box}>
+      <button
+        type="button"
+        className="cost-toggle"
+        aria-pressed={costShown}
+        title={cost === undefined ? undefined : `the most one run can spend: ${cost.total}`}
+        onClick={() => setCostShown((shown) => !shown)}
+      >
+        {costShown ? 'hide cost' : 'show cost'}
+      </button>
       <ReactFlow
         nodes={nodes}
         onNodesChange={(changes) => setNodes((ns) => applyNodeChanges(changes, ns))}

@@ -110,6 +110,20 @@ describe('the routes the page reads and drives', () => {
     expect((await api('/graphs/other')).status).toBe(404);
   });
 
+  it("GET /graphs/:name/cost gives each node's worst case, the worst path and the runs read", async () => {
+    const res = await api('/graphs/page-review/cost');
+    expect(res.status).toBe(200);
+    const cost = (await res.json()) as Record<string, unknown>;
+    expect(cost).toMatchObject({
+      notes: { draft: '≤ 1×', 'group/review': '≤ 1×', publish: '≤ 1×' },
+      worst: ['draft', 'group/review', 'publish'],
+      total: '3 executions, 0 model calls, 0 tokens (0 in, 0 out), $0',
+      unbounded: [],
+    });
+    expect(cost.runs).toBeGreaterThanOrEqual(1);
+    expect((await api('/graphs/other/cost')).status).toBe(404);
+  });
+
   it('POST /runs/:id/rewind starts a new run from before the node, with the note, and leaves the run as it was', async () => {
     const res = await api('/runs/r-1/rewind', {
       method: 'POST',

@@ -277,6 +277,31 @@ describeBrowser('the web page of waymark ui', () => {
     await page.close();
   });
 
+  it("shows each node's worst case and what runs spent there, and the worst path, when asked", async () => {
+    const page = await open('#/runs/post-waiting');
+    await page.locator('[data-node="draft"]').waitFor();
+    expect(await page.locator('.step-cost').count()).toBe(0);
+
+    await page.getByRole('button', { name: 'show cost' }).click();
+
+    const draft = page.locator('[data-node="draft"] .step-cost');
+    await poll(() => draft.textContent()).toMatch(/^≤ 4× · 36 calls · 120k tok · \$0\.072 · ~ /);
+    // publish has not run anywhere: its worst case only.
+    expect(await page.locator('[data-node="publish"] .step-cost').textContent()).toBe('≤ 1×');
+    // The worst case loops draft, fact-check and approve at their caps: the edges between its
+    // nodes that this run (waiting at approve, after one loop) has not taken are drawn as it.
+    await poll(() => page.locator('.react-flow__edge.worst').count()).toBeGreaterThan(0);
+    const worst = await page
+      .locator('.react-flow__edge.worst')
+      .evaluateAll((els) => els.map((el) => el.getAttribute('data-id')));
+    expect(worst).toContain('approve->publish');
+    expect(worst.sort()).toEqual(['approve->draft', 'approve->publish']);
+    await screenshot(page, 'run-changelog-cost');
+    await page.getByRole('button', { name: 'hide cost' }).click();
+    await poll(() => page.locator('.step-cost').count()).toBe(0);
+    await page.close();
+  });
+
   it('shows the retries and the loop of a flaky run: counts per node', async () => {
     const trace = await loadTrace(store, 'triage-flaky');
     const reproduced = trace.path.filter((n) => n === 'reproduce').length;
