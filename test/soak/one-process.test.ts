@@ -6,11 +6,11 @@ import { afterAll, expect, it } from 'vitest';
 
 // Many runs through one process, on one SQLite file: after the first quarter (warm-up), the heap
 // does not grow with the runs, no file descriptor is left open, and the file grows linearly.
-// 4,000 runs by default (seconds); WAYMARK_SOAK_RUNS=100000 for the long soak (about 15 min
+// 2,000 runs by default (seconds); WAYMARK_SOAK_RUNS=100000 for the long soak (about 7 min
 // here). The runs go on in a child process started with --expose-gc, so the heap is measured
 // after a full collection, not as the garbage happens to lie.
 
-const runs = Number(process.env.WAYMARK_SOAK_RUNS ?? 4_000);
+const runs = Number(process.env.WAYMARK_SOAK_RUNS ?? 2_000);
 const dir = mkdtempSync(join(tmpdir(), 'waymark-soak-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
