@@ -21,6 +21,7 @@ import {
   type StreamEvent,
   watch,
 } from '../../src/index.js';
+import { checkHistory } from '../../src/testing/index.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { stores } from '../support/stores.js';
 
@@ -98,6 +99,49 @@ function behaviours(makeStore: () => Store) {
     expect((await inspect(store, triage, 'r1')).snapshot.state).toEqual(done.state);
     const told = await read(watch(store, triage, 'r1', { follow: false }));
     expect(told.find((e) => e.type === 'run' && e.cause === 'moved')).toBeDefined();
+  });
+
+  it('a node moved back to runs as a new activation: a new id, its effects applied again, no completion twice', async () => {
+    const store = makeStore();
+    let sent = 0;
+    let fail = true;
+    const chain = graph('goto-again', { state: z.object({ n: z.number().default(0) }) })
+      .node('draft', async (s, ctx) => {
+        await ctx.effect('send', async () => ++sent);
+        return { n: s.n + 1 };
+      })
+      .node('check', () => {
+        if (fail) throw permanentError('not yet');
+        return {};
+      })
+      .node('done', () => ({}), { terminal: true })
+      .edge('draft', 'check')
+      .edge('check', 'done')
+      .entry('draft')
+      .compile();
+    expect((await run(chain, {}, { store, runId: 'g1' })).status).toBe('failed');
+    fail = false;
+
+    const done = await resume(store, chain, 'g1', { goto: 'draft' });
+
+    expect(done.status).toBe('succeeded');
+    expect(done.state.n).toBe(2);
+    expect(done.trace.entries.map((e) => e.activation)).toEqual(['draft:2', 'check:2', 'done:1']);
+    // The effect is keyed by its activation: draft:2's is its own, so it was applied again.
+    expect(sent).toBe(2);
+    expect((await store.listEffects('g1')).map((e) => e.key)).toEqual([
+      'g1/draft:1/send',
+      'g1/draft:2/send',
+    ]);
+    expect((await checkHistory(store, { runs: ['g1'], graphs: [chain] })).violations).toEqual([]);
+    // A patch as a node: what follows it, run before, is a new activation too.
+    fail = true;
+    expect((await run(chain, {}, { store, runId: 'g2' })).status).toBe('failed');
+    fail = false;
+    await patchState(store, chain, 'g2', { n: 9 }, { by: 'a', reason: 'b', asNode: 'draft' });
+    const patched = await resume(store, chain, 'g2');
+    expect(patched.trace.entries.map((e) => e.activation)).toEqual(['check:2', 'done:1']);
+    expect((await checkHistory(store, { runs: ['g2'], graphs: [chain] })).violations).toEqual([]);
   });
 
   it('resume with goto moves a waiting run on: its wait is closed and can no longer be answered', async () => {

@@ -60,4 +60,9 @@ export interface ResumeDraft extends Draft {
   moveOn(activation: Activation): void;
   /** Puts an activation back to run (or to wait, if it is a person's). */
   schedule(activation: Activation): void;
+  /**
+   * Counts the visits of nodes that ran before a move (`ran`: the highest activation number of
+   * each), so a node run again gets a new activation id, never one already completed.
+   */
+  ranBefore(ran: Readonly<Record<string, number>>): void;
 }

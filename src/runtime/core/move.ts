@@ -19,9 +19,10 @@ type Patched = Extract<RunEvent, { type: 'patched' }>;
  * const t = new Transition(graph, snapshot); moveDraft(t, { type: 'moved', to: 'draft', dropped: ['review:1'] });
  */
 export function moveDraft(d: ResumeDraft, event: Moved): void {
-  const { type: _type, to, dropped, ...limits } = event;
+  const { type: _type, to, dropped, ran, ...limits } = event;
   d.resumeUnder({ type: 'resumed', ...limits });
   drop(d, dropped);
+  if (ran !== undefined) d.ranBefore(ran);
   d.enqueue(to, null);
 }
 
@@ -42,6 +43,7 @@ export function patchAsNode(d: ResumeDraft, event: Patched & { asNode: string })
   drop(d, event.dropped ?? []);
   d.state = merged.state;
   if (next.target === undefined || next.target === END) return true;
+  if (event.ran !== undefined) d.ranBefore(event.ran);
   d.pausing = true;
   d.enqueue(next.target, null);
   d.pausing = false;

@@ -282,6 +282,8 @@ export type RunEvent =
        */
       readonly asNode?: string;
       readonly dropped?: readonly string[];
+      /** As a node: the nodes that ran before, by their highest activation number (see `moved`). */
+      readonly ran?: Readonly<Record<string, number>>;
     }
   /**
    * An operator moved a stopped or interrupted run to node `to` (`resume(..., { goto })`): its
@@ -292,6 +294,12 @@ export type RunEvent =
       readonly type: 'moved';
       readonly to: string;
       readonly dropped: readonly string[];
+      /**
+       * The nodes that had run, by their highest activation number (`draft: 1`), so a node run
+       * again after the move gets a new id (`draft:2`): its effects are new, its completion not
+       * a second one of `draft:1`. Absent on events stored before it was recorded.
+       */
+      readonly ran?: Readonly<Record<string, number>>;
       readonly deadlineAt?: number | null;
       readonly timeoutMs?: number;
       readonly maxSteps?: number;

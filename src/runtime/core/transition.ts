@@ -49,8 +49,7 @@ export class Transition implements ResumeDraft {
   readonly editing = new Set<string>();
   readonly made = new Set<object>();
   #visits: Snapshot['visits'];
-  // Whether #visits is this transition's own copy yet (copy on write, as for fan-outs): a
-  // transition that admits many activations (a map opening) copies the table once.
+  // #visits is copied on write, once per transition (a map opening admits many activations).
   #visitsOwned = false;
   #steps: number;
   #errors: Snapshot['errors'];
@@ -117,7 +116,9 @@ export class Transition implements ResumeDraft {
    */
   #admit(target: RuntimeNode, activation: Activation, mayRoute: boolean): void {
     const { node, id } = activation;
-    const visit = target.repeats ? (this.#visits[node] ?? 0) + 1 : 1;
+    // A node moved back to (goto, asNode) is counted from then on, like one that loops.
+    const counts = target.repeats || this.#visits[node] !== undefined;
+    const visit = counts ? (this.#visits[node] ?? 0) + 1 : 1;
     // Inside a subgraph a cap counts per entry of the child (each run of it gets its cap), under
     // its own key; the run-wide count above still numbers the activations.
     const capKey =
@@ -149,7 +150,7 @@ export class Transition implements ResumeDraft {
     if (admitted === undefined) return;
     // A node that runs at most once is visit 1 by construction: not counting it keeps the copy
     // below as small as the set of looping nodes, instead of growing along a chain.
-    if (target.repeats) {
+    if (counts) {
       const visits = this.#ownVisits();
       visits[node] = visit;
       if (capKey !== undefined) visits[capKey] = counted;
@@ -435,6 +436,11 @@ export class Transition implements ResumeDraft {
   }
 
   /** What a resume changes besides its pending activations: the stamp, the deadline, the step limit. */
+  ranBefore(ran: Readonly<Record<string, number>>): void {
+    for (const [node, n] of Object.entries(ran))
+      if ((this.#visits[node] ?? 0) < n) this.#ownVisits()[node] = n;
+  }
+
   resumeUnder(event: Extract<RunEvent, { type: 'resumed' }>): boolean {
     this.#stamp = stampOf(this.graph);
     this.#limits = resumedLimits(this.#limits, event);
@@ -541,7 +547,8 @@ export class Transition implements ResumeDraft {
   /** `node:visit` on the main path. */
   #mainId(target: RuntimeNode): string {
     const name = target.def.name;
-    return `${name}:${target.repeats ? (this.#visits[name] ?? 0) + 1 : 1}`;
+    const counts = target.repeats || this.#visits[name] !== undefined;
+    return `${name}:${counts ? (this.#visits[name] ?? 0) + 1 : 1}`;
   }
 
   /** `fanOut[index]/node:n`, counting visits within the branch so ids do not depend on timing. */

@@ -12,6 +12,7 @@ import { patiently } from '../engine/patiently.js';
 import { resumeEvents } from '../engine/waits.js';
 import { migrationEvent } from '../ops/migrate.js';
 import { checkMoveTarget } from '../ops/move-target.js';
+import { ranBefore } from '../ops/ran-before.js';
 import { resumability } from '../ops/resumability.js';
 import type { RunOptions, RunResult } from '../run-types.js';
 import { traceOf } from '../watch/trace.js';
@@ -130,8 +131,16 @@ async function planLoaded(
   // A new time limit makes a run past its deadline resumable again.
   const verdict = resumability(snapshot, seq, options.timeoutMs === undefined ? now : -Infinity);
   // A run with nothing left to run can still be moved on to a node.
-  if (options.goto !== undefined && (verdict.resumable || verdict.reason === 'nothing-left'))
-    return planGoto(graph, snapshot, seq, now, options, options.goto);
+  const { goto } = options;
+  if (goto !== undefined && (verdict.resumable || verdict.reason === 'nothing-left'))
+    return planGoto(
+      graph,
+      snapshot,
+      seq,
+      now,
+      { ...options, goto },
+      await ranBefore(store, graph, runId),
+    );
   if (!verdict.resumable) {
     if (verdict.reason === 'succeeded' && options.goto !== undefined)
       throw refuse('RUN_NOT_RESUMABLE', `run "${runId}" succeeded: it is not moved again`);
@@ -197,10 +206,10 @@ function planGoto(
   snapshot: Snapshot,
   seq: number,
   now: number,
-  options: ResumeOptions,
-  goto: string,
+  options: ResumeOptions & { readonly goto: string },
+  ran: Readonly<Record<string, number>>,
 ): Plan {
-  const to = checkMoveTarget(graph, snapshot, goto, 'goto');
+  const to = checkMoveTarget(graph, snapshot, options.goto, 'goto');
   const deadline = snapshot.limits.deadlineAt;
   if (options.timeoutMs === undefined && deadline !== undefined && now >= deadline) {
     throw refuse(
@@ -214,6 +223,7 @@ function planGoto(
     type: 'moved',
     to,
     dropped: snapshot.pending.map((a) => a.id),
+    ...(Object.keys(ran).length > 0 && { ran }),
     ...(options.timeoutMs !== undefined && {
       deadlineAt: now + options.timeoutMs,
       timeoutMs: options.timeoutMs,

@@ -11,6 +11,7 @@ import { commitExtras } from '../engine/commit-extras.js';
 import { Journal } from '../engine/journal.js';
 import { applyFields, parseFields } from './apply-fields.js';
 import { checkMoveTarget } from './move-target.js';
+import { ranBefore } from './ran-before.js';
 
 /** Options of {@link patchState}. */
 export interface PatchOptions {
@@ -98,7 +99,11 @@ export async function patchState<S, I>(
     update: fields,
     by: options.by,
     reason: options.reason,
-    ...(asNode !== undefined && { asNode, dropped: before.pending.map((a) => a.id) }),
+    ...(asNode !== undefined && {
+      asNode,
+      dropped: before.pending.map((a) => a.id),
+      ran: await ranBefore(store, g, runId),
+    }),
   };
   const { snapshot: after, commands } = step(g, before, event);
   const clock = options.clock ?? systemClock;
