@@ -225,10 +225,15 @@ export class RunBook {
     // A few are found in the pending list as they are; a map opening's hundred branches by id.
     const byId =
       executes.length <= 4 ? undefined : new Map(after.pending.map((a) => [a.id, a] as const));
+    // An activation scheduled twice (retried within the steps) is listed once: a set, since a
+    // map's hundred branches would make `out.includes` quadratic.
+    const listed = executes.length <= 4 ? undefined : new Set<Activation>();
     for (const scheduled of executes) {
       const now = byId?.get(scheduled.id) ?? after.pending.find((a) => a.id === scheduled.id);
-      if (now !== undefined && now.attempt === scheduled.attempt && !out.includes(now))
-        out.push(now);
+      if (now === undefined || now.attempt !== scheduled.attempt) continue;
+      if (listed === undefined ? out.includes(now) : listed.has(now)) continue;
+      listed?.add(now);
+      out.push(now);
     }
     return out;
   }
