@@ -2,12 +2,11 @@ import type { Hono } from 'hono';
 import { cachedBound } from '../cost/budget.js';
 import { describeAmounts } from '../cost/budget-text.js';
 import { costNotes } from '../cost/cost-notes.js';
-import { WaymarkError } from '../error/waymark-error.js';
-import type { CompiledGraph } from '../graph/compiled.js';
 import { rewind } from '../runtime/local/rewind.js';
 import { expectedCost } from '../runtime/ops/expected.js';
 import { inspect } from '../runtime/ops/inspect.js';
 import { planResume, planRewind } from '../runtime/ops/plan.js';
+import { noteUpdate } from '../runtime/ops/rewind-note.js';
 import { seqOfOffset, watch } from '../runtime/watch/watch.js';
 import type { ApiContext } from './api-context.js';
 import { bodyOf, paramOf, queryOf } from './request.js';
@@ -93,7 +92,7 @@ export function pageRoutes(app: Hono, api: ApiContext): void {
     const q = queryOf(c, routes.getPlan.query);
     if (q.to === undefined) return c.json(await planResume(store, graph, runId));
     const update =
-      q.note === undefined ? undefined : noteUpdate(graph, q.note, q.noteField ?? 'notes');
+      q.note === undefined ? undefined : noteUpdate(graph, q.note, q.noteField ?? 'notes', apiNote);
     const options = { to: q.to, ...(update !== undefined && { update }) };
     return c.json(await planRewind(store, graph, runId, options));
   });
@@ -105,7 +104,9 @@ export function pageRoutes(app: Hono, api: ApiContext): void {
     const body = await bodyOf(c, routes.rewindRun.body);
     const next = body.runId ?? crypto.randomUUID();
     const update =
-      body.note === undefined ? undefined : noteUpdate(graph, body.note, body.noteField ?? 'notes');
+      body.note === undefined
+        ? undefined
+        : noteUpdate(graph, body.note, body.noteField ?? 'notes', apiNote);
     await api.launch(next, (watcher) =>
       rewind(store, graph, runId, {
         to: body.to,
@@ -120,15 +121,5 @@ export function pageRoutes(app: Hono, api: ApiContext): void {
   mountRunsWatch(app, api);
 }
 
-/** The note as an update of its field: a list gets it as one item, anything else the text. */
-function noteUpdate(graph: CompiledGraph, note: string, field: string): Record<string, unknown> {
-  const schema = graph.fieldSchemas.get(field);
-  if (schema === undefined) {
-    throw new WaymarkError(
-      'OPTIONS_INVALID',
-      `graph "${graph.name}" has no state field "${field}" for the note; name one with noteField (fields: ${graph.def.fields.join(', ')})`,
-      { retryable: false, details: { field } },
-    );
-  }
-  return { [field]: schema.safeParse([note]).success ? [note] : note };
-}
+/** Over HTTP, a note's missing field is a bad option of the request, named as the API names it. */
+const apiNote = { code: 'OPTIONS_INVALID', option: 'noteField' } as const;

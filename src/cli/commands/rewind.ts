@@ -1,6 +1,5 @@
-import { WaymarkError } from '../../error/waymark-error.js';
-import type { CompiledGraph } from '../../graph/compiled.js';
 import { rewind as rewindStored } from '../../runtime/local/rewind.js';
+import { noteUpdate } from '../../runtime/ops/rewind-note.js';
 import type { Io } from '../io.js';
 import { withProgress } from '../progress.js';
 import { reportRun } from '../report.js';
@@ -19,7 +18,13 @@ interface RewindFlags {
 export async function rewind(out: Io, runId: string, flags: RewindFlags): Promise<number> {
   return withRunStore(out, runId, async (store) => {
     const graph = await graphOfRun(out, store, runId, flags.graph);
-    const update = flags.note === undefined ? undefined : noteUpdate(graph, flags);
+    const update =
+      flags.note === undefined
+        ? undefined
+        : noteUpdate(graph, flags.note, flags.noteField, {
+            code: 'USAGE_INVALID',
+            option: '--note-field',
+          });
     if (flags.plan === true) {
       const [{ planRewind }, { printPlan }] = await Promise.all([
         import('../../runtime/ops/plan.js'),
@@ -47,18 +52,4 @@ export async function rewind(out: Io, runId: string, flags: RewindFlags): Promis
     out.about.runId = newRunId;
     return reportRun(out, store, result);
   });
-}
-
-/** The note as an update of its field: a list gets it as one item, anything else the text. */
-function noteUpdate(graph: CompiledGraph, flags: RewindFlags): Record<string, unknown> {
-  const schema = graph.fieldSchemas.get(flags.noteField);
-  if (schema === undefined) {
-    throw new WaymarkError(
-      'USAGE_INVALID',
-      `graph "${graph.name}" has no state field "${flags.noteField}" for the note; name one with --note-field (fields: ${graph.def.fields.join(', ')})`,
-      { retryable: false },
-    );
-  }
-  const asList = schema.safeParse([flags.note]).success;
-  return { [flags.noteField]: asList ? [flags.note] : flags.note };
 }
