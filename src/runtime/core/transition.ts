@@ -496,7 +496,8 @@ export class Transition implements ResumeDraft {
 
   /** A person node's activation with its wait's question asked, or undefined if its prompt threw. */
   #asked(node: RuntimeNode, activation: Activation): Activation | undefined {
-    const asked = askWait(node, activation, this.#before.runId, this.state, this.fanOuts);
+    const { runId } = this.#before;
+    const asked = askWait(node, activation, runId, this.state, this.fanOuts, this.graph.untracked);
     if (asked.ok) return asked.activation;
     this.#block(node, activation, 'enqueue', asked.error, true);
     return undefined;
@@ -562,7 +563,7 @@ export class Transition implements ResumeDraft {
 
   /** The router's choice, the static edge, or undefined after stopping the run. */
   #route(node: RuntimeNode, activation: Activation, state: State): string | undefined {
-    const routed = routeOf(node, activation, state);
+    const routed = routeOf(node, activation, state, this.graph.untracked);
     if (routed.ok) return routed.target;
     this.#fatal(activation, routed.error);
     return undefined;
