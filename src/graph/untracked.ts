@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Diagnostic } from './diagnostic.js';
 
 type State = Readonly<Record<string, unknown>>;
@@ -85,7 +85,8 @@ export function withUntrackedDefaults(
   const shape = options.state.shape as Record<string, z.ZodType>;
   for (const field of new Set(list)) {
     const schema = shape[field];
-    if (schema === undefined || schema.safeParse(undefined).success) continue;
+    // Checked as a key of an object, as the state has it: zod refuses a missing key of z.any().
+    if (schema === undefined || z.object({ [field]: schema }).safeParse({}).success) continue;
     found.push({
       code: 'UNTRACKED_INVALID',
       severity: 'error',

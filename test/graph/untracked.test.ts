@@ -45,6 +45,18 @@ describe('declaring untracked fields', () => {
     expect(some.hash).not.toBe(plain.hash);
   });
 
+  it('an untracked z.unknown() needs .optional(): a state key of it is required', () => {
+    const Loose = State.extend({ client: z.unknown(), handle: z.unknown().optional() });
+    const b = graph('g', { state: Loose, untracked: ['client', 'handle'] })
+      .node('a', work)
+      .edge('a', END)
+      .entry('a');
+
+    expect(b.validate().map((d) => d.message)).toEqual([
+      expect.stringContaining('"client" has no default'),
+    ]);
+  });
+
   it('a field that is not in the schema, listed twice, or without a default is UNTRACKED_INVALID', () => {
     const b = graph('g', {
       state: State,
