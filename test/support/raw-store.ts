@@ -21,8 +21,9 @@ export interface RawStore {
 /** `store` with every argument of every method call kept, as JSON, in `calls`. */
 export function recording<T extends object>(store: T, calls: string[]): T {
   return new Proxy(store, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver);
+    get(target, key) {
+      // Read on the store itself: its getters reach its private fields.
+      const value = Reflect.get(target, key, target);
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
         calls.push(text(args));
