@@ -1,12 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  all,
   answer,
   append,
   END,
   graph,
   inspect,
   isWaymarkError,
+  loadTrace,
   MemoryStore,
   patchState,
   person,
@@ -17,6 +19,7 @@ import {
 } from '../../src/index.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 import { type RawStore, rawMemory, rawPostgres, rawSqlite } from '../support/raw-store.js';
+import { dyingAt } from '../support/stores.js';
 
 // Untracked fields (LangGraph.js: UntrackedValue) live in memory for one drive of a run, in
 // process, and never reach its store: every test searches everything the store was given and
@@ -124,6 +127,35 @@ describe('untracked fields and what is told or reused', () => {
     expect(opened).toMatchObject({ update: {} });
   });
 
+  it("a branch's untracked write reaches its join live, and no snapshot of the open fan-out holds it", async () => {
+    const raw = rawMemory();
+    const fan = graph('untracked-fan', {
+      state: State,
+      reducers: { seen: append },
+      untracked: ['connection'],
+    })
+      .node('split', () => ({}))
+      .node('opens', () => ({ connection: secret }), { reads: [], writes: ['connection'] })
+      .node('notes', () => ({ seen: ['note'] }), { reads: [], writes: ['seen'] })
+      .node('join', (s) => ({ seen: saw(s) }), {
+        join: all(),
+        reads: ['connection'],
+        writes: ['seen'],
+      })
+      .fanOut('split', ['opens', 'notes'], 'join')
+      .edge('opens', 'join')
+      .edge('notes', 'join')
+      .edge('join', END)
+      .entry('split')
+      .compile();
+
+    // A snapshot after every step: the ones taken while the fan-out is open hold its branches.
+    const result = await run(fan, {}, { store: raw.store, snapshotEvery: 1 });
+    expect(result.state.seen).toEqual(['note', 'live']);
+    expect(await raw.raw()).toContain('fanOuts\\":{\\"split:1');
+    expect(await raw.raw()).not.toContain(secret);
+  });
+
   it('a router decides on the default, as a replay of the history would', async () => {
     const routed = graph('untracked-route', {
       state: State,
@@ -141,6 +173,37 @@ describe('untracked fields and what is told or reused', () => {
 
     const result = await run(routed, {}, { store: new MemoryStore() });
     expect(result.state.seen).toEqual(['default']);
+  });
+
+  it('a run that dies after its router decided resumes on the path it took', async () => {
+    const ran: string[] = [];
+    const routed = graph('untracked-crash', {
+      state: State,
+      reducers: { seen: append },
+      untracked: ['connection'],
+    })
+      .node('open', () => ({ connection: secret }), { writes: ['connection'] })
+      .node('live', () => (ran.push('live'), { seen: ['live'] }))
+      .node('default', () => (ran.push('default'), { seen: ['default'] }))
+      .node('after', () => ({ seen: ['after'] }))
+      .route('open', (s) => (s.connection === secret ? 'live' : 'default'), ['live', 'default'])
+      .edge('live', 'after')
+      .edge('default', 'after')
+      .edge('after', END)
+      .entry('open')
+      .compile();
+    const store = new MemoryStore();
+
+    // The process dies as it commits `after`: the router's choice is in the history, with no
+    // snapshot after it, so the resume replays it; a router that saw the live value would
+    // have chosen otherwise than its replay.
+    const died = await run(routed, {}, { store: dyingAt(store, 4), runId: 'c1' }).catch((e) => e);
+    expect(String(died)).toContain('the process died');
+    const resumed = await resume(store, routed, 'c1');
+
+    expect(resumed.state.seen).toEqual(['default', 'after']);
+    expect(ran).toEqual(['default']);
+    expect((await loadTrace(store, 'c1')).path).toEqual(['open', 'default', 'after']);
   });
 
   it('an input hash leaves out an untracked field it reads, and a cached output leaves it out', async () => {
