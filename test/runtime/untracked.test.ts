@@ -183,8 +183,14 @@ describe('untracked fields and what is told or reused', () => {
       untracked: ['connection'],
     })
       .node('open', () => ({ connection: secret }), { writes: ['connection'] })
-      .node('live', () => (ran.push('live'), { seen: ['live'] }))
-      .node('default', () => (ran.push('default'), { seen: ['default'] }))
+      .node('live', () => {
+        ran.push('live');
+        return { seen: ['live'] };
+      })
+      .node('default', () => {
+        ran.push('default');
+        return { seen: ['default'] };
+      })
       .node('after', () => ({ seen: ['after'] }))
       .route('open', (s) => (s.connection === secret ? 'live' : 'default'), ['live', 'default'])
       .edge('live', 'after')
