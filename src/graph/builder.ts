@@ -36,6 +36,7 @@ import type {
   SpendLimits,
   Tolerance,
 } from './types.js';
+import { untrackedOf, withUntrackedDefaults } from './untracked.js';
 import { analyze, validate } from './validate.js';
 import type { WorkspaceDef } from './workspace.js';
 
@@ -94,6 +95,12 @@ export interface GraphOptions<
    * A run given a context that does not parse is refused with `CONTEXT_INVALID`.
    */
   readonly context?: z.ZodType;
+  /**
+   * State fields kept in memory for one drive of a run and never written to its store
+   * (LangGraph.js: `UntrackedValue`): a connection, a client, a cache. Each needs a default,
+   * which a resume, a worker's step and a replayed decision (a router) see (docs/semantics.md).
+   */
+  readonly untracked?: readonly (keyof z.output<Schema> & string)[];
 }
 
 /** Options of `.node()`. `W` is inferred from `writes` and narrows what the node may return. */
@@ -425,6 +432,9 @@ export class GraphBuilder<
       ...(this.#options.input && { inputs: Object.keys(this.#options.input.shape) }),
       ...(this.#options.output && { outputs: Object.keys(this.#options.output.shape) }),
       ...(this.#subgraphs.length > 0 && { subgraphs: this.#subgraphs.map((e) => e.def) }),
+      ...(this.#options.untracked !== undefined && {
+        untracked: copyList(this.#options.untracked as readonly string[]),
+      }),
     };
   }
 
@@ -433,7 +443,7 @@ export class GraphBuilder<
    * when the graph compiles without a warning.
    */
   validate(): Diagnostic[] {
-    return validate(this.toDef());
+    return withUntrackedDefaults(validate(this.toDef()), this.#options);
   }
 
   /**
@@ -443,7 +453,9 @@ export class GraphBuilder<
    */
   compile(): CompiledGraph<S, I, O> {
     const def = this.toDef();
-    const { diagnostics, repeatable } = analyze(def, true);
+    const analysis = analyze(def, true);
+    const { repeatable } = analysis;
+    const diagnostics = withUntrackedDefaults(analysis.diagnostics, this.#options);
     const errors = diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0) {
       throw new WaymarkError(
@@ -466,6 +478,7 @@ export class GraphBuilder<
     }
     const fieldSchemas = new Map(Object.entries(shape));
     if (this.#subgraphs.length > 0) flatten(nodes, this.#subgraphs, fieldSchemas, reducers);
+    const untracked = untrackedOf(def.untracked, shape);
     let hash: string | undefined;
     return Object.freeze({
       // Computed on first use: a run without a store never needs it, and it is a tenth of compile.
@@ -489,6 +502,7 @@ export class GraphBuilder<
       nodes,
       fieldSchemas,
       reducers,
+      ...(untracked !== undefined && { untracked }),
     });
   }
 }

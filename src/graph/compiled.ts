@@ -4,6 +4,7 @@ import type { KindTraits } from './kinds.js';
 import type { WaitSpec } from './person.js';
 import type { Reducer } from './reducers.js';
 import type { FanOutDef, GraphDef, JoinDef, NodeDef, NodeFn, RouterFn } from './types.js';
+import type { Untracked } from './untracked.js';
 
 /** A node ready for the scheduler: its data, its function and its exits resolved once. */
 export interface RuntimeNode {
@@ -24,6 +25,11 @@ export interface RuntimeNode {
    * have their visits counted, so a long chain does not carry a growing visit table.
    */
   readonly repeats: boolean;
+  /**
+   * Set when the node reads an untracked field: the `reads` its input hash covers, without
+   * those fields (their value is not recorded, so a rerun could not match it).
+   */
+  readonly hashed?: readonly string[];
   /** What the node may read, or undefined when it did not declare `reads` (it sees all). */
   readonly reads: ReadAccess | undefined;
   /** Fields the node may write, or undefined when it did not declare `writes`. */
@@ -139,6 +145,8 @@ export interface CompiledGraph<S = Record<string, unknown>, I = S, O = S> {
   readonly fieldSchemas: ReadonlyMap<string, z.ZodType>;
   /** Reducer per field; fields absent here are replaced. */
   readonly reducers: ReadonlyMap<string, Reducer>;
+  /** The fields kept out of the store (`untracked`), when the graph declares any. */
+  readonly untracked?: Untracked;
   /**
    * Type-only carrier of the state, input and output types; always undefined at run time. The
    * output is a method parameter so that a graph with an output schema still fits where any

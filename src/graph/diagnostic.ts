@@ -40,6 +40,8 @@ export const diagnosticCodes = [
   'READS_UNDECLARED',
   'WRITES_UNDECLARED',
   'ANSWER_UNMAPPED',
+  'UNTRACKED_INVALID',
+  'UNTRACKED_ACROSS_WAIT',
 ] as const;
 
 /** A stable code of a compile-time diagnostic. */
@@ -63,6 +65,7 @@ export type Severity = 'error' | 'warning';
 export const warningCodes: ReadonlySet<DiagnosticCode> = new Set<DiagnosticCode>([
   'READS_UNDECLARED',
   'WRITES_UNDECLARED',
+  'UNTRACKED_ACROSS_WAIT',
 ]);
 
 /**

@@ -38,6 +38,8 @@ function canonical(def: GraphDef): object {
     // Added only when declared, so the hash of every graph without them is what it was.
     ...(def.inputs !== undefined && { inputs: def.inputs }),
     ...(def.outputs !== undefined && { outputs: def.outputs }),
+    // What is stored changes with it: a run stopped under the other list does not resume.
+    ...(def.untracked !== undefined && { untracked: [...def.untracked].sort() }),
     ...(def.subgraphs !== undefined && {
       subgraphs: [...def.subgraphs].sort(byName).map((s) => ({ ...s, graph: canonical(s.graph) })),
     }),

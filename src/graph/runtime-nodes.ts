@@ -29,6 +29,7 @@ export function runtimeNodes(
   const nodes = new Map<string, Mutable<RuntimeNode>>();
   // One set of the graph's fields, shared by every node that declares reads.
   let all: ReadonlySet<string> | undefined;
+  const untracked = def.untracked === undefined ? undefined : new Set(def.untracked);
   for (const node of def.nodes) {
     if (node.reads !== undefined) all ??= new Set(def.fields);
     const join = node.join && { def: node.join, score: tables.scores.get(node.name) };
@@ -53,6 +54,10 @@ export function runtimeNodes(
       wait: waitSpecOf(tables.fns.get(node.name)),
       ...(tables.retryWhens.has(node.name) && { retryWhen: tables.retryWhens.get(node.name)! }),
       ...(tables.cacheKeys?.has(node.name) && { cacheKey: tables.cacheKeys.get(node.name)! }),
+      ...(untracked !== undefined &&
+        node.reads?.some((f) => untracked.has(f)) && {
+          hashed: node.reads.filter((f) => !untracked.has(f)),
+        }),
     });
   }
   for (const edge of def.edges) nodes.get(edge.from)!.next = edge.to;

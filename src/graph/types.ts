@@ -192,6 +192,11 @@ export interface GraphDef {
   readonly outputs?: readonly string[];
   /** Graphs run as one node of this one, by the name of that node; absent: none. */
   readonly subgraphs?: readonly SubgraphDef[];
+  /**
+   * State fields kept in memory for one drive of a run and never stored (LangGraph.js:
+   * `UntrackedValue`); a load from the store starts them from their defaults. Absent: none.
+   */
+  readonly untracked?: readonly string[];
 }
 
 /**

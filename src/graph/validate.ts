@@ -8,6 +8,7 @@ import type { GraphDef, NodeDef } from './types.js';
 import { checkNodeOptions, isPositiveInt, show } from './validate-options.js';
 import { checkParallel, resolveFanOuts } from './validate-parallel.js';
 import { checkSubgraphs } from './validate-subgraphs.js';
+import { checkUntracked } from './validate-untracked.js';
 
 const hints: Readonly<Record<DiagnosticCode, string>> = {
   ENTRY_MISSING: 'call .entry(name) with the node the run starts at',
@@ -52,6 +53,10 @@ const hints: Readonly<Record<DiagnosticCode, string>> = {
     'declare { writes: [...] } with the fields the node updates; any other is refused',
   ANSWER_UNMAPPED:
     "give the person an update: (answer) => ({ ... }) that sets state fields, or name the answer's fields after state fields",
+  UNTRACKED_INVALID:
+    'list top-level state fields with a default, each once, none with a reducer, a map over it, a person writing it or a subgraph handed it',
+  UNTRACKED_ACROSS_WAIT:
+    'make the field tracked, or have a node after the stop point set it again before it is read',
   OPTION_INVALID:
     'use whole numbers >= 1 for visits, version and retry.attempts; 0 < timeoutMs <= 2147483647; retry.factor >= 1; a known kind and known error classes',
 };
@@ -336,6 +341,7 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
   checkSubgraphs(def, report, validate);
 
   const exits = edges.compress(n);
+  if (def.untracked !== undefined) checkUntracked(def, nodes, exits, report);
 
   // Entry and reachability.
   let reachable: Uint8Array | null = null;

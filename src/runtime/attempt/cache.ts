@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
+import { withoutUntracked } from '../../graph/untracked.js';
 import type { MemoStore } from '../../store/store.js';
 import { parse, stringify } from '../codec/values.js';
 import { callUser } from '../core/call-user.js';
@@ -100,7 +101,13 @@ export async function remember(
       node: node.def.name,
       nodeVersion: node.def.version,
       inputHash: key,
-      output: stringify(event.update ?? null, graph),
+      // An untracked field is never stored: a hit sets only the tracked fields of the output.
+      output: stringify(
+        (graph.untracked === undefined
+          ? event.update
+          : withoutUntracked(graph.untracked, event.update)) ?? null,
+        graph,
+      ),
       runId,
       activation: event.activation,
       at: attempt.endedAt,

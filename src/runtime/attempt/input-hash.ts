@@ -9,6 +9,9 @@ import type { Activation } from '../core/snapshot.js';
  * other's run. A node without `reads` has no input hash and is never reused: hashing the whole
  * state at every step would make a step cost the size of the state, not of its update.
  *
+ * An untracked field the node reads is not hashed (`node.hashed`): its value is not recorded, so
+ * a rewound or later run, which starts it from its default, could never match it.
+ *
  * A workspace node's inputs include where its working copy starts: the patch in its field (in
  * its reads), its repository and base, and in a `patches` join the branches' patches. One that
  * starts from a revision that can move (`main`, `HEAD`) has no hash: what it starts from is
@@ -24,7 +27,7 @@ export function inputHash(
   const reads = node.def.reads;
   if (reads === undefined) return undefined;
   const inputs: Record<string, unknown> = {};
-  for (const field of reads) inputs[field] = state[field];
+  for (const field of node.hashed ?? reads) inputs[field] = state[field];
   const parts: unknown[] = [inputs, item === undefined ? null : item];
   if (node.def.readsContext === true) parts.push({ context: context ?? null });
   const workspace = node.def.workspace;

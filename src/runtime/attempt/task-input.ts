@@ -1,6 +1,7 @@
 import type { ErrorValue } from '../../error/error-value.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Spend } from '../../graph/types.js';
+import { untrackedReset } from '../../graph/untracked.js';
 import type { TaskRecord } from '../../store/store.js';
 import { parse, stringify } from '../codec/values.js';
 import { viewOf } from '../core/fan-out.js';
@@ -64,11 +65,13 @@ export function taskInputFor(
   const node = graph.nodes.get(activation.node)!;
   const view = viewOf(snapshot.state, snapshot.fanOuts, activation, node);
   const reads = node.def.reads;
-  let state = view.state;
+  // A worker's step sees untracked fields at their defaults, as a resume does: the task row is
+  // in the store, so it holds those, never what a node wrote in this process.
+  let state =
+    graph.untracked === undefined ? view.state : untrackedReset(graph.untracked, view.state);
   if (reads !== undefined) {
     const picked: Record<string, unknown> = {};
-    for (const field of reads)
-      if (Object.hasOwn(view.state, field)) picked[field] = view.state[field];
+    for (const field of reads) if (Object.hasOwn(state, field)) picked[field] = state[field];
     state = picked;
   }
   return {

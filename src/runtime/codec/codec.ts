@@ -8,6 +8,7 @@ import type { Branch, FanOut, RunEvent, Snapshot } from '../core/snapshot.js';
 import type { TraceEntry } from '../watch/trace.js';
 import { isRunEvent } from './event-shape.js';
 import { checkpointShape } from './snapshot-shape.js';
+import { recordedEvent, recordedSnapshot } from './untracked.js';
 import { parse as parseValue, stringify } from './values.js';
 
 // The typed side of persistence: stores hold these JSON strings and never look inside.
@@ -16,13 +17,11 @@ import { parse as parseValue, stringify } from './values.js';
  * A snapshot as stored. A branch's state is left out: it is the state at the fan-out (the run's
  * state, which does not change while the fan-out is open) plus the branch's own updates, so it
  * is recomputed on load instead of being written once per branch. Values JSON cannot hold
- * (a Date) are tagged when the graph's state can hold them (values.ts).
+ * (a Date) are tagged when the graph's state can hold them (values.ts). The graph's untracked
+ * fields are left out, of the state and of every branch's updates; a load gives them defaults.
  */
-export function encodeSnapshot(
-  snapshot: Snapshot,
-  graph: CompiledGraph,
-  traceparent?: string,
-): string {
+export function encodeSnapshot(live: Snapshot, graph: CompiledGraph, traceparent?: string): string {
+  const snapshot = graph.untracked === undefined ? live : recordedSnapshot(graph.untracked, live);
   const fanOuts: Record<string, unknown> = {};
   for (const [id, fanOut] of Object.entries(snapshot.fanOuts)) {
     fanOuts[id] = {
@@ -43,7 +42,11 @@ export function encodeSnapshot(
 export function decodeSnapshot(graph: CompiledGraph, text: string, runId: string): Snapshot {
   const value = checkpointShape(storedJson(text, runId, 'its snapshot', parseValue), runId);
   if (value.traceparent !== undefined) delete value.traceparent;
-  const state = deepFreeze(value.state) as Snapshot['state'];
+  // Untracked fields were never stored: every load starts them from their defaults.
+  const untracked = graph.untracked;
+  const state = deepFreeze(
+    untracked === undefined ? value.state : { ...(value.state as object), ...untracked.defaults() },
+  ) as Snapshot['state'];
   const stored = value.fanOuts as Record<string, FanOut>;
   const fanOuts: Record<string, FanOut> = {};
   // A fan-out opened inside a branch starts from that branch's state: its parent first.
@@ -79,9 +82,13 @@ export function decodeSnapshot(graph: CompiledGraph, text: string, runId: string
   return { ...(value as unknown as Snapshot), state, fanOuts, quarantine };
 }
 
-/** An event as stored: its update's values tagged when the graph's state needs it. */
+/**
+ * An event as stored: its update's values tagged when the graph's state needs it, and without
+ * the graph's untracked fields.
+ */
 export function encodeEvent(event: RunEvent, graph: CompiledGraph): string {
-  return stringify(event, graph);
+  const untracked = graph.untracked;
+  return stringify(untracked === undefined ? event : recordedEvent(untracked, event), graph);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ErrorValue } from '../../error/error-value.js';
 import { errorValue } from '../../error/error-value.js';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
+import { type Untracked, untrackedReset } from '../../graph/untracked.js';
 import { parseUpdate, refusalError } from './apply-update.js';
 import { callUser, userError } from './call-user.js';
 import { readView } from './read-view.js';
@@ -78,10 +79,13 @@ export function askWait(
   runId: string,
   state: State,
   fanOuts: Readonly<Record<string, FanOut>>,
+  untracked?: Untracked,
 ):
   | { readonly ok: true; readonly activation: Activation }
   | { readonly ok: false; readonly error: ErrorValue } {
-  const view = nodeState(node, activation, state, fanOuts);
+  // The prompt is recorded with the wait, and asked again on replay: untracked fields at their
+  // defaults, which is also all a replay has.
+  const view = nodeState(node, activation, state, fanOuts, untracked);
   const asked = callUser(() => String(node.wait!.prompt(view)));
   if (!asked.ok) {
     const where = { node: node.def.name, activation: activation.id, attempt: 0 };
@@ -98,9 +102,11 @@ export function nodeState(
   activation: Activation,
   state: State,
   fanOuts: Readonly<Record<string, FanOut>>,
+  untracked?: Untracked,
 ): State {
   const ref = activation.branch;
-  const branch = ref === undefined ? state : fanOuts[ref.fanOut]!.branches[ref.index]!.state;
+  const seen = ref === undefined ? state : fanOuts[ref.fanOut]!.branches[ref.index]!.state;
+  const branch = untracked === undefined ? seen : untrackedReset(untracked, seen);
   const scope = scopedState(node, branch);
   return node.reads === undefined ? scope : readView(node.reads, scope, `node "${node.def.name}"`);
 }

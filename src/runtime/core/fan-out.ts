@@ -3,6 +3,7 @@ import type { ErrorValue } from '../../error/error-value.js';
 import { errorValue } from '../../error/error-value.js';
 import type { RuntimeNode } from '../../graph/compiled.js';
 import type { FanOutDef, JoinDef, JoinSummary } from '../../graph/types.js';
+import { untrackedReset } from '../../graph/untracked.js';
 import { mergeAll, refusalError } from './apply-update.js';
 import { callUser, messageOf } from './call-user.js';
 import type { Draft } from './draft.js';
@@ -304,7 +305,10 @@ function bestOf(d: Draft, fanOut: FanOut, join: RuntimeNode): number | undefined
   let bestScore = Number.NEGATIVE_INFINITY;
   // Index order, strictly greater: the lowest index wins a tie, whatever finished first.
   for (const index of [...fanOut.successes].sort((a, b) => a - b)) {
-    const state = fanOut.branches[index]!.state;
+    // Scored again on replay, where untracked fields hold their defaults.
+    const untracked = d.graph.untracked;
+    const branchState = fanOut.branches[index]!.state;
+    const state = untracked === undefined ? branchState : untrackedReset(untracked, branchState);
     const scored =
       score === undefined ? { ok: true as const, value: 0 } : callUser(() => score(state));
     if (!scored.ok) {

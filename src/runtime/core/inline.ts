@@ -2,6 +2,7 @@ import type { ErrorValue } from '../../error/error-value.js';
 import { errorValue, provenance } from '../../error/error-value.js';
 import { isWaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
+import { untrackedReset } from '../../graph/untracked.js';
 import { parseUpdate, refusalError } from './apply-update.js';
 import { callUser, userError } from './call-user.js';
 import { viewOf } from './fan-out.js';
@@ -32,9 +33,11 @@ export function inlineUpdate(
   const name = node.def.name;
   const where = { node: name, activation: activation.id, attempt: activation.attempt };
   const view = viewOf(state, fanOuts, activation, node);
+  // A mapping is applied again on replay, where untracked fields hold their defaults.
+  const untracked = graph.untracked;
+  const base = untracked === undefined ? view.state : untrackedReset(untracked, view.state);
   const called = callUser(() => {
-    const seen =
-      node.reads === undefined ? view.state : readView(node.reads, view.state, `node "${name}"`);
+    const seen = node.reads === undefined ? base : readView(node.reads, base, `node "${name}"`);
     return node.inline!.fn(seen, { item: view.item, index: view.index });
   });
   if (!called.ok) {

@@ -3,6 +3,7 @@ import type { RuntimeNode } from '../../graph/compiled.js';
 import { END } from '../../graph/end.js';
 import { Spelling } from '../../graph/spelling.js';
 import { declaredName } from '../../graph/subgraph.js';
+import { type Untracked, untrackedReset } from '../../graph/untracked.js';
 import { where } from './activations.js';
 import { callUser, userError } from './call-user.js';
 import { readView } from './read-view.js';
@@ -21,6 +22,7 @@ export function routeOf(
   node: RuntimeNode,
   activation: Activation,
   state: Snapshot['state'],
+  untracked?: Untracked,
 ):
   | { readonly ok: true; readonly target: string | undefined }
   | { readonly ok: false; readonly error: ErrorValue } {
@@ -28,9 +30,13 @@ export function routeOf(
   if (router === undefined) return { ok: true, target: node.next };
   const name = node.def.name;
   // The router sees what its node may read and write: it decides on what the node found, and
-  // cannot route on a field the node neither read nor wrote.
+  // cannot route on a field the node neither read nor wrote. It decides again when the history
+  // is replayed, where untracked fields hold their defaults: it sees those live too.
   const access = node.routerReads;
-  const seen = scopedState(node, state);
+  const seen = scopedState(
+    node,
+    untracked === undefined ? state : untrackedReset(untracked, state),
+  );
   const chosen = callUser(() =>
     router.fn(access === undefined ? seen : readView(access, seen, `the router of "${name}"`)),
   );

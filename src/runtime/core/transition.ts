@@ -148,8 +148,7 @@ export class Transition implements ResumeDraft {
     // its visit is not counted, so a resume admits it again under the same id.
     const admitted = target.wait === undefined ? activation : this.#asked(target, activation);
     if (admitted === undefined) return;
-    // A node that runs at most once is visit 1 by construction: not counting it keeps the copy
-    // below as small as the set of looping nodes, instead of growing along a chain.
+    // A node that runs at most once is visit 1: uncounted, the table stays as small as the loops.
     if (counts) {
       const visits = this.#ownVisits();
       visits[node] = visit;
@@ -502,7 +501,8 @@ export class Transition implements ResumeDraft {
 
   /** A person node's activation with its wait's question asked, or undefined if its prompt threw. */
   #asked(node: RuntimeNode, activation: Activation): Activation | undefined {
-    const asked = askWait(node, activation, this.#before.runId, this.state, this.fanOuts);
+    const { state, fanOuts, graph } = this;
+    const asked = askWait(node, activation, this.#before.runId, state, fanOuts, graph.untracked);
     if (asked.ok) return asked.activation;
     this.#block(node, activation, 'enqueue', asked.error, true);
     return undefined;
@@ -569,7 +569,7 @@ export class Transition implements ResumeDraft {
 
   /** The router's choice, the static edge, or undefined after stopping the run. */
   #route(node: RuntimeNode, activation: Activation, state: State): string | undefined {
-    const routed = routeOf(node, activation, state);
+    const routed = routeOf(node, activation, state, this.graph.untracked);
     if (routed.ok) return routed.target;
     this.#fatal(activation, routed.error);
     return undefined;

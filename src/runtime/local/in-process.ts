@@ -74,6 +74,7 @@ export async function driveInProcess(
   const { journal, watch, store, lease } = options;
   const runId = initial.runId;
   const states = { states: options.watchStates === true };
+  const { untracked } = graph;
   // Without a journal the stream still counts commits, as a store would.
   let seq = journal?.seq ?? 0;
   const segment = startSegment(initial, first, options);
@@ -126,8 +127,8 @@ export async function driveInProcess(
       if (segment !== undefined) tellStep(segment, graph, s.before, s.event, s.result, s.trace);
       if (watch === undefined) return;
       seq = committed;
-      for (const told of stepEvents(runId, committed, at, s.before, s.event, s.result, states))
-        watch(told);
+      const told = stepEvents(runId, committed, at, s.before, s.event, s.result, states, untracked);
+      for (const event of told) watch(event);
     },
     ...(watch !== undefined && {
       onCaughtUp: (stored, before, caught, stepped) => {
@@ -140,6 +141,7 @@ export async function driveInProcess(
           caught,
           stepped,
           states,
+          untracked,
         ))
           watch(told);
       },

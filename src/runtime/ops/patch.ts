@@ -92,6 +92,14 @@ export async function patchState<S, I>(
       { retryable: false, details: { runId } },
     );
   }
+  // Nothing would keep it: the patch is stored without it, and the next drive starts it afresh.
+  const untracked = Object.keys(fields).filter((f) => g.untracked?.fields.has(f) === true);
+  if (untracked.length > 0)
+    throw new WaymarkError(
+      'OPTIONS_INVALID',
+      `the state patch sets untracked ${untracked.map((f) => `"${f}"`).join(', ')}: an untracked field is never stored, and a resumed run starts it from its default`,
+      { retryable: false, details: { fields: untracked } },
+    );
   const state = applyFields(g, before.state, fields, 'the state patch');
   if (asNode !== undefined) checkAsNode(g, runId, asNode, fields, state);
   const event: RunEvent = {

@@ -1,6 +1,8 @@
 import type { ErrorValue } from '../../error/error-value.js';
 import { declaredActivation, ownUpdate, withoutSlots } from '../../graph/subgraph.js';
 import type { JoinSummary } from '../../graph/types.js';
+import { type Untracked, withoutUntracked } from '../../graph/untracked.js';
+import { recordedEvent } from '../codec/untracked.js';
 import type { BranchRef, RunEvent, RunStatus, Snapshot, StepResult } from '../core/snapshot.js';
 
 /**
@@ -174,7 +176,9 @@ export interface StreamOptions {
 /**
  * The events one committed step tells: what its attempt emitted, what became of its
  * activation, what it scheduled, opened, closed or cancelled, and the run's status if it
- * changed, in that order. Pure: the same step always tells the same events.
+ * changed, in that order. Pure: the same step always tells the same events. With `untracked`
+ * (the graph's), updates and states are told without those fields: the stream is the recorded
+ * history, told live or read back from the store alike.
  *
  * @example
  * const told = stepEvents(runId, seq, at, before, event, step(graph, before, event));
@@ -187,7 +191,9 @@ export function stepEvents(
   event: RunEvent,
   result: StepResult,
   options: StreamOptions = {},
+  untracked?: Untracked,
 ): StreamEvent[] {
+  if (untracked !== undefined) event = recordedEvent(untracked, event);
   const bodies: StreamEventBody[] = [];
   const after = result.snapshot;
   const nodeOf = (id: string) => nodeOfActivation(before, after, id);
@@ -236,7 +242,7 @@ export function stepEvents(
         attempt: activation.attempt,
         update: ownUpdate(update ?? null),
         ...(event.type === 'completed' && event.reused === true && { reused: true as const }),
-        ...(options.states === true && { state: withoutSlots(after.state) }),
+        ...(options.states === true && { state: toldState(after.state, untracked) }),
       });
     } else {
       bodies.push({
@@ -301,6 +307,11 @@ export function stepEvents(
     });
   }
   return bodies.map((body, i) => ({ offset: `${seq}.${i}`, runId, seq, at, ...body }));
+}
+
+function toldState(state: Snapshot['state'], untracked: Untracked | undefined) {
+  const seen = withoutSlots(state);
+  return untracked === undefined ? seen : withoutUntracked(untracked, seen);
 }
 
 /** The node of an activation pending before or after a step (the id names it otherwise). */

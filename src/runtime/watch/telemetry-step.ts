@@ -1,6 +1,7 @@
 import type { ErrorValue } from '../../error/error-value.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import { END } from '../../graph/end.js';
+import { withoutUntracked } from '../../graph/untracked.js';
 import type { Attempt } from '../attempt/execute.js';
 import type { Activation, RunEvent, Snapshot, StepResult } from '../core/snapshot.js';
 import { capCodes } from './stream.js';
@@ -39,7 +40,12 @@ export function tellStep(
     };
     if (outcome?.activation.id === entry.activation && outcome.status === 'succeeded') {
       if (node?.router !== undefined) ended.route = routeOf(entry.activation, before, after);
-      if (event.type === 'completed' || event.type === 'answered') ended.update = event.update;
+      // What telemetry exports is recorded elsewhere: without the graph's untracked fields.
+      if (event.type === 'completed' || event.type === 'answered')
+        ended.update =
+          graph.untracked === undefined
+            ? event.update
+            : withoutUntracked(graph.untracked, event.update);
     }
     segment.attemptEnded(entry, ended);
   }

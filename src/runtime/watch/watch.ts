@@ -97,7 +97,16 @@ export async function* watch<S, I>(
       for (const e of stored) {
         const event = decodeEvent(e.event, runId, e.seq);
         const result = step(g, snapshot, event);
-        for (const told of stepEvents(runId, e.seq, e.at, snapshot, event, result, options)) {
+        for (const told of stepEvents(
+          runId,
+          e.seq,
+          e.at,
+          snapshot,
+          event,
+          result,
+          options,
+          g.untracked,
+        )) {
           if (after === undefined || compareOffsets(told.offset, after) > 0) yield told;
           if (signal?.aborted) return;
         }

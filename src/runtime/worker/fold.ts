@@ -7,6 +7,7 @@ import { LocalExecutor } from '../attempt/executor.js';
 import { type Clock, monotonicMs } from '../clock.js';
 import { decodeAttempt } from '../codec/codec.js';
 import { currentSnapshot } from '../codec/current.js';
+import { recordedAttempt } from '../codec/untracked.js';
 import type { Activation, Snapshot } from '../core/snapshot.js';
 import type { Due, RunBook } from '../engine/book.js';
 import { Drive, type DriveEnd } from '../engine/drive.js';
@@ -140,7 +141,9 @@ export async function foldRun(
         },
         (attempt) => {
           here.ended(attempt);
-          done(attempt);
+          // A worker's steps start untracked fields from their defaults, whether the next one
+          // runs here or on another worker: what a held attempt wrote to one is not kept.
+          done(recordedAttempt(graph, attempt));
         },
       ),
     keep: (book) => here.keep(book),

@@ -7,6 +7,7 @@ import { cachedAttempt, cacheKeyOf, remember } from '../attempt/cache.js';
 import { type Attempt, executeAttempt, failedAttempt } from '../attempt/execute.js';
 import { type TaskInput, taskInputOf } from '../attempt/task-input.js';
 import type { Clock } from '../clock.js';
+import { recordedAttempt } from '../codec/untracked.js';
 import { stringify } from '../codec/values.js';
 import type { Telemetry } from '../watch/telemetry.js';
 import { attemptEntry } from '../watch/telemetry-step.js';
@@ -53,7 +54,7 @@ export async function runTask(
       ended = end;
     },
   });
-  const result = stringify(attempt, graph);
+  const result = stringify(recordedAttempt(graph, attempt), graph);
   const recorded =
     options.finish !== undefined
       ? await options.finish(task, result, clock.now(), attempt)
