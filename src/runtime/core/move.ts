@@ -65,7 +65,9 @@ export function routeAfter(
   const node = graph.nodes.get(name)!;
   const leaving: RuntimeNode =
     node.inline?.scope === 'enter' ? graph.nodes.get(`${name}/__end__`)! : node;
-  return routeOf(leaving, { id: `${name}:0`, node: name, attempt: 0, parent: null }, state);
+  // Routers see untracked fields at their defaults, as on every replay of the decision.
+  const activation = { id: `${name}:0`, node: name, attempt: 0, parent: null };
+  return routeOf(leaving, activation, state, graph.untracked);
 }
 
 function drop(d: ResumeDraft, ids: readonly string[]): void {
