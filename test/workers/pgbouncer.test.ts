@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Io } from '../../src/cli/io.js';
+import { openStore } from '../../src/cli/session.js';
 import { enqueue, type StreamEvent, Worker, watch } from '../../src/index.js';
 import { PostgresStore } from '../../src/postgres.js';
 import { type Served, serve } from '../../src/server.js';
@@ -20,8 +22,9 @@ import { fanGraph, sleep } from './fixtures/fan.js';
 // prepared statement is unknown on the next server connection, and no LISTEN outlives a
 // transaction. With `transactionPooling: true` the store sends unnamed statements and sets
 // nothing per session; the server's settings come from the pooler's connect_query, as
-// docs/stores.md gives it. Through it: workers run enqueued runs, `serve` starts one over HTTP
-// and drives it to its end, and a watcher follows a run the workers drive to its end.
+// docs/stores.md gives it. Through it: workers run enqueued runs while a watcher follows one to
+// its end, `serve` starts a run over HTTP, drives it to its end and streams it (SSE), and the
+// command line's store opens with ?pooling=transaction.
 
 const bin = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((path) => {
   try {
@@ -254,8 +257,24 @@ describeBouncer('PostgreSQL behind PgBouncer in transaction mode', () => {
       const body = (await shown.json()) as { status: string; state: { out: number[] } };
       expect(body.status).toBe('succeeded');
       expect(body.state.out).toEqual([0, 1, 2, 3]);
+      // Its SSE stream, a watcher the server keeps on the same store, read to the run's end.
+      const stream = await fetch(`${served.url}/runs/served-1/events?until=end`, { headers });
+      const text = await stream.text();
+      expect(text.match(/^event: activation\.completed$/gm)?.length).toBe(6);
+      expect(text).toMatch(/"status":"succeeded"/);
     } finally {
       await served?.close();
     }
+  });
+
+  it('the command line opens it with ?pooling=transaction, its statement deadline left to the pooler', async () => {
+    const location = `${bouncerUrl}?schema=${schema}&pooling=transaction`;
+    const io = { flags: { db: location } } as unknown as Io;
+    const store = await openStore(io, 'existing', {
+      statementTimeoutMs: 1_000,
+      queryTimeoutMs: 1_500,
+    });
+    opened.push(store as PostgresStore);
+    expect((await store.getRun('served-1'))?.status).toBe('succeeded');
   });
 });

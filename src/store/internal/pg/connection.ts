@@ -63,7 +63,10 @@ export class PgConnection {
         // Every statement bounded (pg-pool.ts): a hung one fails rather than holds the work.
         // Behind a transaction pooler only the client's own deadlines: the server's are session
         // settings (PgBouncer refuses them as startup parameters), for the role or the pooler.
-        ...clientSide(deadlineConfig(pgDeadlines(options)), this.transactionPooling),
+        ...clientSide(
+          deadlineConfig(pgDeadlines(options, !this.transactionPooling)),
+          this.transactionPooling,
+        ),
         // Plans by index whatever the statistics (pg-planner.ts). Not for a given pool: its
         // connections serve other code too; nor behind a transaction pooler, where a SET stays
         // on whichever server connection ran it.
