@@ -33,8 +33,8 @@ export function storeLocation(
 /**
  * A PostgreSQL location split into what node-postgres connects with and the waymark settings it
  * carries, which node-postgres would not understand: the schema (`?schema=runs`; default
- * `waymark`) and `?notify=off` for a database behind PgBouncer in transaction mode, which keeps
- * no LISTEN (workers then poll only).
+ * `waymark`), `?notify=off` to poll only, and `?pooling=transaction` for a database behind
+ * PgBouncer in transaction mode (unnamed statements, nothing set per session, no LISTEN).
  *
  * @example
  * postgresTarget('postgres://db/app?schema=runs'); // { connectionString: 'postgres://db/app', schema: 'runs' }
@@ -44,16 +44,27 @@ export function postgresTarget(location: string): {
   connectionString: string;
   schema?: string;
   notify?: boolean;
+  transactionPooling?: boolean;
 } {
   const url = new URL(location);
   const schema = url.searchParams.get('schema') ?? undefined;
   const notify = onOff(url.searchParams.get('notify'));
+  const pooling = url.searchParams.get('pooling');
+  if (pooling !== null && pooling !== 'transaction' && pooling !== 'session') {
+    throw new WaymarkError(
+      'USAGE_INVALID',
+      `pooling=${pooling} in the store location: say pooling=transaction (behind PgBouncer in transaction mode) or pooling=session (the default)`,
+      { retryable: false, details: { pooling } },
+    );
+  }
   url.searchParams.delete('schema');
   url.searchParams.delete('notify');
+  url.searchParams.delete('pooling');
   return {
     connectionString: url.toString(),
     ...(schema !== undefined && { schema }),
     ...(notify !== undefined && { notify }),
+    ...(pooling === 'transaction' && { transactionPooling: true }),
   };
 }
 

@@ -88,7 +88,15 @@ async function openPostgres(
       },
     );
   }
-  return postgres.PostgresStore.open({ ...postgresTarget(location), create, ...deadlines });
+  const target = postgresTarget(location);
+  // Behind a transaction pooler the server's statement_timeout is the role's or the pooler's:
+  // only the client's own deadline is set here.
+  const { statementTimeoutMs: _server, ...clientDeadlines } = deadlines;
+  return postgres.PostgresStore.open({
+    ...target,
+    create,
+    ...(target.transactionPooling === true ? clientDeadlines : deadlines),
+  });
 }
 
 /**

@@ -58,6 +58,22 @@ describe('the store location', () => {
     );
   });
 
+  it('takes pooling=transaction out of the URL, for PgBouncer in transaction mode', () => {
+    expect(postgresTarget('postgres://db:6432/app?pooling=transaction')).toEqual({
+      connectionString: 'postgres://db:6432/app',
+      transactionPooling: true,
+    });
+    expect(postgresTarget('postgres://db/app?pooling=session')).toEqual({
+      connectionString: 'postgres://db/app',
+    });
+    expect(() => postgresTarget('postgres://db/app?pooling=statement')).toThrowError(
+      expect.objectContaining({
+        code: 'USAGE_INVALID',
+        message: expect.stringContaining('pooling=transaction'),
+      }),
+    );
+  });
+
   it('never prints a password', () => {
     expect(shownLocation('postgres://app:s3cret@db/app')).toBe('postgres://app:***@db/app');
     expect(shownLocation('runs.db')).toBe('runs.db');

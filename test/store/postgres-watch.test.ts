@@ -118,6 +118,32 @@ describePg('watching a run on PostgreSQL', () => {
     await resume(driver, approval, 'w3');
     expect((await watching).at(-1)).toMatchObject({ type: 'run', status: 'succeeded' });
   });
+
+  it('follows a run from a read-only connection, as on a replica, writing nothing (notify: false)', async () => {
+    const driver = await waitingRun('w4');
+    // A hot standby refuses every write (25006); default_transaction_read_only does too.
+    const readOnly = testPool({ max: 2, options: '-c default_transaction_read_only=on' });
+    const sent: string[] = [];
+    const query = readOnly.query.bind(readOnly) as (...args: unknown[]) => unknown;
+    (readOnly as unknown as { query: unknown }).query = (...args: unknown[]) => {
+      const first = args[0] as string | { text: string };
+      sent.push(typeof first === 'string' ? first : first.text);
+      return query(...args);
+    };
+    try {
+      const replica = new PostgresStore({ pool: readOnly, schema, notify: false, create: false });
+      opened.push(replica);
+      const watching = followed(replica, 'w4', 5);
+      await answer(driver, 'w4', 'w4/review:1', { approved: true }, { by: 'ana' });
+      await resume(driver, approval, 'w4');
+      expect((await watching).at(-1)).toMatchObject({ type: 'run', status: 'succeeded' });
+      await replica.close();
+      expect(sent.length).toBeGreaterThan(0);
+      expect(sent.filter((text) => /\b(INSERT|UPDATE|DELETE)\b/i.test(text))).toEqual([]);
+    } finally {
+      await readOnly.end();
+    }
+  });
 });
 
 /** A bare commit (the run is not read again): what the trigger sees of any commit. */

@@ -35,6 +35,18 @@ export interface PostgresStoreOptions {
    */
   readonly notify?: boolean;
   /**
+   * The connection string points at a pooler in transaction mode (PgBouncer's `pool_mode =
+   * transaction`), which hands each transaction to any of its server connections and keeps no
+   * session state. Default `false`. With `true` the store sends only unnamed statements (a named
+   * prepared statement lives on one server connection), sets nothing at connect time (no
+   * `statement_timeout` or `idle_in_transaction_session_timeout` startup parameter, which
+   * PgBouncer refuses, and none of the planner's `SET`s, which would stay on whichever server
+   * connection ran them), and `notify` defaults to `false`. Set those settings on the role or in
+   * the pooler's `connect_query` instead ([stores.md](../../../docs/stores.md)); `queryTimeoutMs`
+   * and `keepAliveMs`, the client's own, still apply.
+   */
+  readonly transactionPooling?: boolean;
+  /**
    * Whether a schema without waymark's tables is given them. Default `true`. With `false` only
    * an existing waymark schema is used and nothing is created: a missing one is
    * `STORE_UNAVAILABLE` with `details.reason` `missing` (as a missing SQLite file is).
@@ -95,6 +107,25 @@ export function postgresOptions(argument: unknown): PostgresStoreOptions {
     throw refuse(
       `${given.join(', ')} set the deadlines of the store's own pool; a given pool keeps its own (set statement_timeout and query_timeout on it)`,
     );
+  }
+  const { transactionPooling, notify } = options as PostgresStoreOptions;
+  if (transactionPooling !== undefined && typeof transactionPooling !== 'boolean') {
+    throw refuse('transactionPooling must be true or false');
+  }
+  if (transactionPooling === true) {
+    if (notify === true) {
+      throw refuse(
+        'notify needs LISTEN, which a pooler in transaction mode does not keep: leave notify out (it is false with transactionPooling)',
+      );
+    }
+    const session = given.filter(
+      (name) => name === 'statementTimeoutMs' || name === 'idleInTransactionTimeoutMs',
+    );
+    if (session.length > 0) {
+      throw refuse(
+        `${session.join(', ')} are session settings, which a pooler in transaction mode does not keep: set statement_timeout and idle_in_transaction_session_timeout on the role or in the pooler's connect_query`,
+      );
+    }
   }
   for (const [name, value] of Object.entries({ poolSize, connectTimeoutMs })) {
     if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {

@@ -34,12 +34,16 @@ export const defaultPgDeadlines: PgDeadlines = {
 const names = Object.keys(defaultPgDeadlines) as (keyof PgDeadlines)[];
 
 /**
- * The deadlines for `options`: the defaults, overridden by those given.
+ * The deadlines for `options`: the defaults, overridden by those given. `serverSide: false`
+ * (behind a transaction pooler): only the client's own are sent, so their order is not checked.
  *
  * @throws WaymarkError `OPTIONS_INVALID` for a deadline that is not a whole number > 0
  *   (`keepAliveMs` may be 0), or a `queryTimeoutMs` below `statementTimeoutMs`.
  */
-export function pgDeadlines(options: Partial<Record<keyof PgDeadlines, unknown>>): PgDeadlines {
+export function pgDeadlines(
+  options: Partial<Record<keyof PgDeadlines, unknown>>,
+  serverSide = true,
+): PgDeadlines {
   const chosen = { ...defaultPgDeadlines };
   for (const name of names) {
     const value = options[name];
@@ -54,7 +58,8 @@ export function pgDeadlines(options: Partial<Record<keyof PgDeadlines, unknown>>
     }
     chosen[name] = value;
   }
-  if (chosen.queryTimeoutMs < chosen.statementTimeoutMs) {
+  // Behind a transaction pooler the server's statement_timeout is not the store's to set.
+  if (serverSide && chosen.queryTimeoutMs < chosen.statementTimeoutMs) {
     throw new WaymarkError(
       'OPTIONS_INVALID',
       `queryTimeoutMs (${chosen.queryTimeoutMs}) must not be below statementTimeoutMs (${chosen.statementTimeoutMs}): the server should cut a slow statement before the client gives up on it`,

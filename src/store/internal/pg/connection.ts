@@ -26,6 +26,8 @@ export class PgConnection {
   readonly ownsPool: boolean;
   /** Whether workers and watchers are told of news by LISTEN/NOTIFY (false: they poll). */
   readonly notify: boolean;
+  /** Behind a pooler in transaction mode: unnamed statements, nothing set per session. */
+  readonly transactionPooling: boolean;
   /** What the listening connection adds to the pool's own settings. */
   readonly listenConfig: pg.ClientConfig;
   readonly #create: boolean;
@@ -39,7 +41,8 @@ export class PgConnection {
     this.quoted = quoteSchema(this.schema);
     this.sql = pgStatements(this.quoted);
     this.ownsPool = options.pool === undefined;
-    this.notify = options.notify ?? true;
+    this.transactionPooling = options.transactionPooling ?? false;
+    this.notify = options.notify ?? !this.transactionPooling;
     this.#create = options.create ?? true;
     this.listenConfig = {
       application_name: 'waymark-listen',
@@ -58,10 +61,16 @@ export class PgConnection {
         // A process that forgets close() still exits once its connections are idle.
         allowExitOnIdle: true,
         // Every statement bounded (pg-pool.ts): a hung one fails rather than holds the work.
-        ...deadlineConfig(pgDeadlines(options)),
+        // Behind a transaction pooler only the client's own deadlines: the server's are session
+        // settings (PgBouncer refuses them as startup parameters), for the role or the pooler.
+        ...clientSide(
+          deadlineConfig(pgDeadlines(options, !this.transactionPooling)),
+          this.transactionPooling,
+        ),
         // Plans by index whatever the statistics (pg-planner.ts). Not for a given pool: its
-        // connections serve other code too.
-        ...tunedConnections,
+        // connections serve other code too; nor behind a transaction pooler, where a SET stays
+        // on whichever server connection ran it.
+        ...(!this.transactionPooling && tunedConnections),
       });
     // An idle connection whose server went away: the pool drops it and opens another on the
     // next call, which reports STORE_UNAVAILABLE if the server is still gone.
@@ -99,7 +108,9 @@ export class PgConnection {
     if (!this.#migrated || this.#closed) await this.ready();
     try {
       return await this.pool.query<Row>({
-        name: statement.name,
+        // A named statement is prepared on one server connection; a transaction pooler may
+        // send the next transaction to another, where the name is unknown.
+        ...(!this.transactionPooling && { name: statement.name }),
         text: statement.text,
         values: values as unknown[],
         types: pgTypes,
@@ -118,4 +129,15 @@ export class PgConnection {
   async end(): Promise<void> {
     if (this.ownsPool) await this.pool.end();
   }
+}
+
+/** `config` without the settings the server keeps per session, when `only` says so. */
+function clientSide(config: pg.PoolConfig, only: boolean): pg.PoolConfig {
+  if (!only) return config;
+  const {
+    statement_timeout: _statement,
+    idle_in_transaction_session_timeout: _idle,
+    ...client
+  } = config;
+  return client;
 }

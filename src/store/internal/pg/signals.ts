@@ -59,7 +59,7 @@ export class PgSignals {
    * Follows a run's commits by LISTEN/NOTIFY: the run is marked watched (a row, renewed while
    * followed), and its commits then notify this store's listening connection. With
    * `notify: false`, or while that connection is down, the follower is not live and `watch()`
-   * polls.
+   * polls; with `notify: false` it writes nothing.
    */
   async followCommits(runId: string): Promise<CommitFollower> {
     const db = this.#db;
@@ -73,10 +73,15 @@ export class PgSignals {
           clearInterval(this.#renewing);
           this.#renewing = undefined;
         }
-        if (!db.closed) await db.query(db.sql.unwatch, [runId, this.#watcher]).catch(() => {});
+        if (!db.closed && db.notify) {
+          await db.query(db.sql.unwatch, [runId, this.#watcher]).catch(() => {});
+        }
       },
     );
-    if (first && db.notify) {
+    // Polling, nothing is written: no row to mark the run watched, none to renew or remove, so
+    // a store on a read-only replica follows runs too.
+    if (!db.notify) return follower;
+    if (first) {
       try {
         await db.query(db.sql.watch, [runId, this.#watcher, watchLeaseMs]);
       } catch (error) {
