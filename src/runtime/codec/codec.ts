@@ -24,6 +24,7 @@ const knownEventTypes: Record<RunEvent['type'], true> = {
   answered: true,
   patched: true,
   moved: true,
+  slept: true,
 };
 const eventTypes = new Set(Object.keys(knownEventTypes));
 

@@ -2,7 +2,7 @@ import type { CompiledGraph } from '../../graph/compiled.js';
 import type { TimerRecord, WaitRecord } from '../../store/store.js';
 import type { Command, RunEvent, Snapshot } from '../core/snapshot.js';
 import type { CommitExtras } from './journal.js';
-import { deadlineTimer, waitRecord, waitTimer } from './waits.js';
+import { deadlineTimer, sleepTimer, waitRecord, waitTimer } from './waits.js';
 
 /**
  * The waits and timers a step opens, closes, sets and clears, from what its transition did:
@@ -36,6 +36,12 @@ export function commitExtras(
     } else if (command.type === 'closeWaits') {
       close.push(...command.requestIds);
       clear.push(...command.requestIds.map((id) => `wait:${id}`));
+    } else if (command.type === 'sleep') {
+      // A `for` sleep learns its time from the `slept` event stepped right after it.
+      const until = command.activation.sleeping?.until;
+      if (until !== undefined) set.push(sleepTimer(runId, command.activation.id, until));
+    } else if (command.type === 'endSleeps') {
+      clear.push(...command.activations.map((id) => sleepTimer(runId, id, 0).id));
     }
   }
   if (event.type === 'answered' || event.type === 'failed') {
@@ -84,7 +90,8 @@ function touchesWaitsOrTimers(
   if (deadline !== undefined && after.status !== before.status) return true;
   for (let i = 0; i < commands.length; i++) {
     const command = commands[i]!.type;
-    if (command === 'wait' || command === 'closeWaits') return true;
+    if (command === 'wait' || command === 'closeWaits' || command === 'sleep') return true;
+    if (command === 'endSleeps') return true;
   }
   return false;
 }

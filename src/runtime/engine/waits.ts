@@ -1,6 +1,7 @@
 import { errorValue } from '../../error/error-value.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Store, TimerRecord, WaitRecord } from '../../store/store.js';
+import { wakeOf } from '../core/activations.js';
 import { answerUpdate } from '../core/answer-update.js';
 import type { Activation, RunEvent, Snapshot } from '../core/snapshot.js';
 
@@ -52,13 +53,19 @@ export function waitTimer(
   return { runId, id: `wait:${activation.waiting.requestId}`, at: openedAt + timeoutMs };
 }
 
+/** The timer of a sleeping activation: when it wakes. */
+export function sleepTimer(runId: string, activation: string, at: number): TimerRecord {
+  return { runId, id: `sleep:${activation}`, at };
+}
+
 /** The timer of a run's deadline. */
 export function deadlineTimer(runId: string, at: number): TimerRecord {
   return { runId, id: 'deadline', at };
 }
 
 /**
- * The events a resume owes a run at `now`: the deadline, if it passed; an answer for each
+ * The events a resume owes a run at `now`: the deadline, if it passed; the wake of each sleep
+ * that is due; an answer for each
  * answered wait (its update computed here, once, and recorded with it); a timeout error for
  * each wait whose timer is due. Waits missing from the store (a crash between a commit and the
  * record, in files written before waits were part of commits) are recorded again.
@@ -72,6 +79,11 @@ export async function resumeEvents(
   const events: RunEvent[] = [];
   const deadlineAt = snapshot.limits.deadlineAt;
   if (deadlineAt !== undefined && now >= deadlineAt) events.push({ type: 'deadline' });
+  // A sleep's time is in the snapshot: what is due needs no read.
+  for (const a of snapshot.pending) {
+    const until = a.sleeping?.until;
+    if (until !== undefined && now >= until) events.push(wakeOf(a));
+  }
   const waiting = snapshot.pending.filter((a) => a.waiting !== undefined);
   if (waiting.length === 0) return events;
   const [records, timers] = await Promise.all([
