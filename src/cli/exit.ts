@@ -79,6 +79,8 @@ export function hintFor(io: Io, error: WaymarkError): string {
       if (next.length > 0) return next.map((n) => `\`${n}\``).join(', or ');
       return `${show ?? '`waymark show <run-id>`'} says how it stopped`;
     }
+    case 'RUN_NOT_DUE':
+      return `it wakes by itself: a worker (or waymark serve) on this database wakes it when it is due, as does a resume then; ${show ?? '`waymark show <run-id>`'} says when`;
     case 'RUN_OWNED': {
       // The run is live elsewhere: following it works; driving it a second time would not.
       const until =

@@ -79,6 +79,7 @@ export async function reportRun(io: Io, store: CliStore, result: RunResult): Pro
     path,
     ...(error && { error }),
     ...(status === 'waiting' && { waits }),
+    ...(status === 'waiting' && result.wakesAt !== undefined && { wakesAt: iso(result.wakesAt) }),
     db: locationOf(io),
   });
   const { c } = io;
@@ -95,6 +96,12 @@ export async function reportRun(io: Io, store: CliStore, result: RunResult): Pro
       for (const wait of waits) {
         io.line(
           `waiting:     ${wait.node} asks "${firstLine(wait.prompt)}" (request ${wait.requestId})`,
+        );
+      }
+      if (result.wakesAt !== undefined) {
+        // No command to type: whoever hosts the run wakes it; a resume before then is refused.
+        io.line(
+          `sleeping:    until ${iso(result.wakesAt)}; a worker or waymark serve on this database wakes it then, as does a resume after it`,
         );
       }
       answerCommands(io, runId, waits).forEach((next, i) => {

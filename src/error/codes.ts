@@ -52,6 +52,7 @@ export const errorCodes = [
   'RUN_EXISTS',
   'RUN_NOT_FOUND',
   'RUN_NOT_RESUMABLE',
+  'RUN_NOT_DUE',
   'RUN_NOT_CANCELLABLE',
   'RUN_NOT_CONTINUABLE',
   'RUN_NOT_PATCHABLE',

@@ -240,6 +240,14 @@ await store.close();
     },
   },
   {
+    code: 'RUN_NOT_DUE',
+    situation: 'resume of a run that sleeps, before it is due',
+    make: async (box) => {
+      await box.waymark(['run', fixture('sleepy.ts'), '--run-id', 'r']);
+      return box.waymark(['resume', 'r']);
+    },
+  },
+  {
     code: 'WAIT_CLOSED',
     situation: 'an answer to a wait whose branch a join cancelled',
     make: async (box) => {

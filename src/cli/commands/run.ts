@@ -27,6 +27,7 @@ import {
   withRunStore,
   withStore,
 } from '../session.js';
+import { refuseBeforeDue } from '../sleeps.js';
 
 interface RunFlags {
   readonly input?: string;
@@ -109,6 +110,11 @@ export async function resume(
         import('./plan.js'),
       ]);
       return printPlan(out, await planResume(store, graph, runId));
+    }
+    if (flags.goto === undefined) {
+      // A resume of a run that only sleeps, before it is due, would wait: it is refused instead.
+      const { inspect } = await import('../../runtime/ops/inspect.js');
+      refuseBeforeDue((await inspect(store, graph, runId)).snapshot, Date.now());
     }
     return resumeRun(out, store, graph, runId, flags.goto);
   });
