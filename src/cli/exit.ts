@@ -91,6 +91,8 @@ export function hintFor(io: Io, error: WaymarkError): string {
     }
     case 'LEASE_LOST':
       return `this process stopped driving the run: another took it over, or its lease could not be renewed in time; ${show ?? '`waymark show <run-id>`'} says where it stands`;
+    case 'WAIT_EXPIRED':
+      return `its deadline passed, and the run routes on that instead; ${show ?? '`waymark show <run-id>`'} shows how it went on`;
     case 'WAIT_CLOSED':
       return `nothing will apply an answer to it now; ${show ?? '`waymark show <run-id>`'} shows how the run went on`;
     case 'RUN_NOT_CONTINUABLE':

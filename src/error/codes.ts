@@ -72,7 +72,8 @@ export const errorCodes = [
   'MIGRATION_FAILED',
   'WAIT_NOT_FOUND',
   'WAIT_ALREADY_ANSWERED',
-  'WAIT_TIMEOUT',
+  'WAIT_TIMED_OUT',
+  'WAIT_EXPIRED',
   'WAIT_CLOSED',
   'ANSWER_INVALID',
   // the command line

@@ -248,6 +248,15 @@ await store.close();
     },
   },
   {
+    code: 'WAIT_EXPIRED',
+    situation: 'an answer after its wait timed out',
+    make: async (box) => {
+      await box.waymark(['run', fixture('expiring.ts'), '--run-id', 'r']);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return box.waymark(['approve', 'r']);
+    },
+  },
+  {
     code: 'WAIT_CLOSED',
     situation: 'an answer to a wait whose branch a join cancelled',
     make: async (box) => {

@@ -1,10 +1,11 @@
 import { expect, it } from 'vitest';
 import { z } from 'zod';
-import { END, graph, MemoryStore, run, type Store, sleep } from '../../src/index.js';
+import { END, graph, MemoryStore, person, run, type Store, sleep } from '../../src/index.js';
 import { serve } from '../../src/server.js';
 
 // A server hosts the runs of the graphs it serves: a run that sleeps is woken by it when its
-// timer is due, with no process held meanwhile and no request needed.
+// timer is due, with no process held meanwhile and no request needed; a wait past its deadline
+// is closed by it, and the run goes on along its timeout route.
 
 const State = z.object({ n: z.number().default(0) });
 
@@ -42,4 +43,37 @@ it('a server wakes a sleeping run of its graphs once its timer is due, and the r
   );
   expect(events.filter((e) => e.type === 'completed' && e.activation === 'nap:1')).toHaveLength(1);
   expect(await store.listTimers('r')).toEqual([]);
+});
+
+it('a server closes a wait past its deadline, and the run escalates along its onError route', async () => {
+  const Decision = z.object({ escalated: z.boolean().default(false) });
+  const g = graph('deadline', { state: Decision })
+    .node(
+      'approve',
+      person({
+        prompt: 'ok?',
+        answer: z.object({ ok: z.boolean() }),
+        update: () => ({}),
+        timeoutMs: 200,
+      }),
+      {
+        onError: 'escalate',
+      },
+    )
+    .node('escalate', () => ({ escalated: true }), { terminal: true })
+    .edge('approve', END)
+    .entry('approve')
+    .compile();
+  const store = new MemoryStore();
+  expect((await run(g, {}, { store, runId: 'r' })).status).toBe('waiting');
+
+  const served = await serve({ store, graphs: [g], token: 't', wakePollMs: 50 });
+  try {
+    await until(store, 'r', 'succeeded');
+  } finally {
+    await served.close();
+  }
+  expect(await store.listWaits('r', { open: true })).toEqual([]);
+  const loaded = await store.loadRun('r');
+  expect(JSON.parse(loaded!.snapshot.data).state).toEqual({ escalated: true });
 });

@@ -3,13 +3,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { END, enqueue, graph, type Store, sleep, Worker, type WorkQueue } from '../../src/index.js';
+import {
+  answer,
+  END,
+  enqueue,
+  graph,
+  isWaymarkError,
+  person,
+  type Store,
+  sleep,
+  Worker,
+  type WorkQueue,
+} from '../../src/index.js';
 import { SqliteStore } from '../../src/sqlite.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
 
 // Workers wake sleeping runs: a sleep is a timer row, and a claim of runs takes a run whose timer
 // is due (one indexed query for what is due, never a query per sleeping run). The run's lease
-// and its fenced commit make the wake happen once however many workers look.
+// and its fenced commit make the wake happen once however many workers look. A wait's deadline
+// is a timer too: the worker that claims it closes the wait and the run routes on the timeout.
 
 const db = pgStoreForFile();
 
@@ -88,9 +100,60 @@ async function sleepsAndWakesOnce(store: Store & WorkQueue, workers: number, run
   }
 }
 
+/** approve (a person with 300 ms to answer) -> done, or on its timeout -> escalate. */
+function escalating(ran: { escalate: number }) {
+  const Decision = z.object({
+    approved: z.boolean().default(false),
+    escalated: z.boolean().default(false),
+  });
+  return graph('escalating', { state: Decision })
+    .node(
+      'approve',
+      person({ prompt: 'ok?', answer: z.object({ approved: z.boolean() }), timeoutMs: 300 }),
+      { onError: 'escalate' },
+    )
+    .node(
+      'escalate',
+      () => {
+        ran.escalate++;
+        return { escalated: true };
+      },
+      { terminal: true },
+    )
+    .node('done', () => ({}), { terminal: true })
+    .edge('approve', 'done')
+    .entry('approve')
+    .compile();
+}
+
+async function timesOutOnce(store: Store & WorkQueue, workers: number, runs: number) {
+  const ran = { escalate: 0 };
+  const g = escalating(ran);
+  const ids = await Promise.all(
+    Array.from({ length: runs }, (_, i) => enqueue(store, g, {}, { runId: `late${i}` })),
+  );
+  await withWorkers(store, [g], workers, async () => {
+    for (const id of ids) expect(await until(store, id, ['succeeded', 'failed'])).toBe('succeeded');
+  });
+  expect(ran.escalate).toBe(runs);
+  for (const id of ids) {
+    const [wait] = await store.listWaits(id);
+    expect(wait?.closedAt).not.toBeNull();
+    expect(await store.listTimers(id)).toEqual([]);
+    const late = await answer(store, id, wait!.requestId, { approved: true }, { by: 'late' }).catch(
+      (e: unknown) => (isWaymarkError(e) ? e.code : e),
+    );
+    expect(late).toBe('WAIT_EXPIRED');
+  }
+}
+
 describePg('sleeping runs on PostgreSQL workers', () => {
   it('two workers wake each sleeping run exactly once, when its timer is due', async () => {
     await sleepsAndWakesOnce(db.store, 2, 6);
+  });
+
+  it('two workers close a wait past its deadline once: the run escalates, a late answer is refused', async () => {
+    await timesOutOnce(db.store, 2, 4);
   });
 });
 
@@ -102,6 +165,7 @@ describe('sleeping runs on SQLite workers (one file)', () => {
     const store = new SqliteStore({ path: join(dir, 'runs.sqlite') });
     try {
       await sleepsAndWakesOnce(store, 2, 4);
+      await timesOutOnce(store, 2, 3);
     } finally {
       store.close();
     }

@@ -73,6 +73,8 @@ export interface OpenWait {
   /** `runId/activationId`: stable, and the id an answer names. */
   readonly requestId: string;
   readonly prompt: string;
+  /** When it closes unanswered, from the node's `deadline` (ms since the epoch), if it has one. */
+  readonly deadlineAt?: number;
 }
 
 /**

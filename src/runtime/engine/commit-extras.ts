@@ -49,8 +49,12 @@ export function commitExtras(
     if (
       resolved !== undefined &&
       !after.pending.some((a) => a.waiting?.requestId === resolved.requestId)
-    )
+    ) {
       clear.push(`wait:${resolved.requestId}`);
+      // Failed unanswered (its deadline passed): nothing will apply an answer to it now. An
+      // answered wait stays as it is: the store closes only unanswered ones.
+      if (event.type === 'failed') close.push(resolved.requestId);
+    }
   }
   // The deadline's timer is there while the run can still run: set when it starts or resumes
   // (or gets a new deadline), cleared when it stops, whichever way (a resume sets it again).

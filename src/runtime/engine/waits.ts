@@ -11,6 +11,8 @@ export interface WaitRequest {
   /** JSON Schema of the answer, or null when the schema has none (answer() then needs the graph). */
   readonly schema: unknown;
   readonly timeoutMs: number | null;
+  /** When it closes unanswered, from the node's `deadline`; absent in waits without one. */
+  readonly deadlineAt?: number;
 }
 
 /** The record of the wait a person node's activation opens. */
@@ -26,6 +28,7 @@ export function waitRecord(
     prompt: wait.prompt,
     schema: spec.schema,
     timeoutMs: spec.timeoutMs ?? null,
+    ...(wait.deadlineAt !== undefined && { deadlineAt: wait.deadlineAt }),
   };
   return {
     runId,
@@ -49,8 +52,26 @@ export function waitTimer(
   openedAt: number,
 ): TimerRecord | undefined {
   const timeoutMs = graph.nodes.get(activation.node)?.wait?.timeoutMs;
-  if (timeoutMs === undefined || activation.waiting === undefined) return undefined;
-  return { runId, id: `wait:${activation.waiting.requestId}`, at: openedAt + timeoutMs };
+  const at = dueAt(openedAt, timeoutMs ?? null, activation.waiting?.deadlineAt);
+  if (at === undefined || activation.waiting === undefined) return undefined;
+  return { runId, id: `wait:${activation.waiting.requestId}`, at };
+}
+
+/**
+ * When a wait closes unanswered: `timeoutMs` after it opened, or its `deadline`, whichever
+ * comes first; undefined for a wait with neither.
+ *
+ * @example
+ * dueAt(wait.openedAt, request.timeoutMs, request.deadlineAt);
+ */
+export function dueAt(
+  openedAt: number,
+  timeoutMs: number | null,
+  deadlineAt: number | undefined,
+): number | undefined {
+  const after = timeoutMs === null ? undefined : openedAt + timeoutMs;
+  if (deadlineAt === undefined) return after;
+  return after === undefined ? deadlineAt : Math.min(after, deadlineAt);
 }
 
 /** The timer of a sleeping activation: when it wakes. */
@@ -115,13 +136,16 @@ export async function resumeEvents(
     const timeoutMs = graph.nodes.get(activation.node)?.wait?.timeoutMs;
     const at =
       due.get(`wait:${requestId}`) ??
-      (timeoutMs === undefined ? undefined : record.openedAt + timeoutMs);
-    if (at !== undefined && now > at) {
-      const message = `nobody answered "${activation.node}" within ${timeoutMs ?? at - record.openedAt} ms`;
+      dueAt(record.openedAt, timeoutMs ?? null, activation.waiting!.deadlineAt);
+    if (at !== undefined && now >= at) {
+      const message =
+        activation.waiting!.deadlineAt === at
+          ? `nobody answered "${activation.node}" by its deadline, ${new Date(at).toISOString()}`
+          : `nobody answered "${activation.node}" within ${timeoutMs ?? at - record.openedAt} ms`;
       events.push({
         type: 'failed',
         activation: activation.id,
-        error: errorValue(where, 'WAIT_TIMEOUT', 'timeout', message),
+        error: errorValue(where, 'WAIT_TIMED_OUT', 'timeout', message),
         at: now,
       });
     }
