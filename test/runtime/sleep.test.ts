@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { all, cancel, END, graph, isWaymarkError, resume, run, sleep } from '../../src/index.js';
+import { checkHistory } from '../../src/testing/index.js';
 import { fakeClock } from '../support/clock.js';
-import { stores } from '../support/stores.js';
+import { dyingAt, stores } from '../support/stores.js';
 
 // A sleep is durable: the run waits on a timer row, nothing is held for a long sleep, and
 // whoever drives the run once the time has come wakes it. Every timer goes through the injected
@@ -73,6 +74,56 @@ describe.each(stores)('durable sleep, with the %s store', (_name, makeStore) => 
     expect(woken.state.n).toBe(2);
     expect(woken.trace.path).toEqual(['nap', 'last']);
     expect(await store.listTimers('r')).toEqual([]);
+  });
+
+  it('replays faithfully: the time a for-sleep took is an event, so a replay gives the same checkpoints', async () => {
+    const store = makeStore();
+    const clock = fakeClock(1_000);
+    const g = napping(sleep({ for: '2d' }));
+    await run(g, {}, { store, runId: 'asleep', clock });
+    await run(g, {}, { store, runId: 'woken', clock });
+    await clock.advance(2 * day);
+    await resume(store, g, 'woken', { clock });
+
+    const report = await checkHistory(store, { graphs: [g] });
+    expect(report.violations).toEqual([]);
+    expect(report.checked).toMatchObject({ runs: 2, replayed: 2 });
+    const types = (await store.events('woken')).map(
+      (e) => (JSON.parse(e.event) as { type: string }).type,
+    );
+    expect(types).toEqual(['started', 'completed', 'slept', 'completed', 'completed']);
+  });
+
+  it('a host that dies between the wake coming due and the next node starting: the next host wakes it, and the node runs once', async () => {
+    const store = makeStore();
+    const clock = fakeClock(1_000);
+    const ran = { last: 0 };
+    const g = graph('nap', { state: State })
+      .node('first', () => ({ n: 1 }))
+      .node('nap', sleep({ for: '2d' }))
+      .node('last', (s) => {
+        ran.last++;
+        return { n: s.n + 1 };
+      })
+      .edge('first', 'nap')
+      .edge('nap', 'last')
+      .edge('last', END)
+      .entry('first')
+      .compile();
+    await run(g, {}, { store, runId: 'r', clock });
+    await clock.advance(2 * day);
+
+    // The wake's commit is where this host dies: nothing of it is recorded, last never starts.
+    const seq = (await store.getRun('r'))!.seq;
+    const dying = await resume(dyingAt(store, seq + 1), g, 'r', { clock }).catch(String);
+    expect(dying).toContain('the process died');
+    expect(ran.last).toBe(0);
+    expect((await store.listTimers('r')).map((t) => t.id)).toEqual(['sleep:nap:1']);
+
+    // The next host finds the timer still due and wakes the run once.
+    const woken = await resume(store, g, 'r', { clock });
+    expect(woken.status).toBe('succeeded');
+    expect(ran.last).toBe(1);
   });
 
   it('a sleep due within holdSleepsMs is slept through in process, on the clock', async () => {
