@@ -19,18 +19,28 @@ export function sleepViews(snapshot: Snapshot): SleepView[] {
 }
 
 /**
+ * Whether a waiting run waits only for time: it sleeps, and nobody has to answer or resume
+ * anything (no person's wait, no breakpoint) for it to go on.
+ */
+export function onlySleeps(snapshot: Snapshot): boolean {
+  return (
+    snapshot.status === 'waiting' &&
+    nextWake(snapshot) !== undefined &&
+    !snapshot.pending.some((a) => a.waiting !== undefined || a.paused === true)
+  );
+}
+
+/**
  * Refuses a resume that could do nothing but wait: the run sleeps, nothing else of it can move
  * (no person to answer, no breakpoint), and its first sleep is not due at `now`.
  * @throws WaymarkError `RUN_NOT_DUE`, saying when it is due.
  */
 export function refuseBeforeDue(snapshot: Snapshot, now: number): void {
-  if (snapshot.status !== 'waiting') return;
-  const at = nextWake(snapshot);
-  if (at === undefined || at <= now) return;
+  if (!onlySleeps(snapshot)) return;
+  const at = nextWake(snapshot)!;
+  if (at <= now) return;
   const deadline = snapshot.limits.deadlineAt;
   if (deadline !== undefined && deadline <= now) return;
-  const other = snapshot.pending.some((a) => a.waiting !== undefined || a.paused === true);
-  if (other) return;
   throw new WaymarkError(
     'RUN_NOT_DUE',
     `run "${snapshot.runId}" sleeps until ${iso(at)} (${inWords(at - now)} from now): nothing to resume before then, and nothing was changed`,
