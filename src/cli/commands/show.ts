@@ -115,7 +115,8 @@ export async function show(
     out.line(`pending  ${snapshot.pending.map((a) => a.id).join(', ')}`);
   if (stopError) out.line(`stopped  ${c.red(`${stopError.code}: ${stopError.message}`)}`);
   for (const w of open) {
-    out.line(`waiting  ${w.node} asks "${w.prompt}" (request ${w.requestId})`);
+    const closes = w.closesAt === undefined ? '' : `, closes at ${w.closesAt}`;
+    out.line(`waiting  ${w.node} asks "${w.prompt}" (request ${w.requestId}${closes})`);
     out.line(`         answer schema: ${JSON.stringify(w.schema)}`);
   }
   for (const z of sleeps) out.line(`sleeping ${z.activation} until ${z.until}`);
