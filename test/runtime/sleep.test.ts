@@ -144,6 +144,9 @@ describe.each(stores)('durable sleep, with the %s store', (_name, makeStore) => 
     // With holdSleepsMs: 0 even a short sleep is left to whoever hosts the run.
     const left = await run(g, {}, { store, runId: 'r2', clock, holdSleepsMs: 0 });
     expect(left.status).toBe('waiting');
+    await expect(run(g, {}, { store, clock, holdSleepsMs: -1 })).rejects.toMatchObject({
+      code: 'OPTIONS_INVALID',
+    });
   });
 
   it('a resume shortly before a sleep is due sleeps through the rest of it', async () => {
