@@ -80,8 +80,9 @@ export function sleptStep(
 }
 
 /**
- * The sleeps among activations that leave the run without waking (a join's losers, a moved or
- * cancelled run's): their timers go.
+ * The sleeps among activations that are over: woken (a sleep's wake is its completion, with no
+ * update: `wakeOf`), or gone without waking (a join's losers, a moved or cancelled run's):
+ * their timers go.
  *
  * @example
  * const ended = endedSleeps(doomedActivations);

@@ -146,8 +146,8 @@ export class Transition implements ResumeDraft {
     }
     // A wait is admitted once its prompt could be asked (a sleep, its `until` read); one that
     // throws blocks it, uncounted, so a resume admits it again under the same id.
-    const stops = target.wait !== undefined || target.sleep !== undefined;
-    const admitted = stops ? this.#asked(target, activation) : activation;
+    const stops = target.wait ?? target.sleep;
+    const admitted = stops === undefined ? activation : this.#asked(target, activation);
     if (admitted === undefined) return;
     // A node that runs at most once is visit 1 by construction: not counting it keeps the copy
     // below as small as the set of looping nodes, instead of growing along a chain.
@@ -177,12 +177,7 @@ export class Transition implements ResumeDraft {
     if (index === -1) return;
     const activation = this.pending[index]!;
     if (activation.waiting !== undefined) return;
-    // A sleep's completion is its wake: it brings no update.
-    if (activation.sleeping !== undefined) {
-      this.#commands.push(...endedSleeps([activation]));
-      this.#apply(index, activation, undefined);
-      return;
-    }
+    if (activation.sleeping !== undefined) this.#commands.push(...endedSleeps([activation]));
     if (event.usage !== undefined || event.quarantine !== undefined)
       this.#report(activation, event, true);
     let fields = event.update as State | undefined;
@@ -478,8 +473,7 @@ export class Transition implements ResumeDraft {
   }
 
   result(): StepResult {
-    // Blocked entries are kept for a resume, not work: a running run has none but failed
-    // branches of an open fan-out, which closes (dropping them) before the run can finish.
+    // Blocked entries are for a resume: a running run has them only in a fan-out that is open.
     if (this.#status === 'running' && this.pending.length === 0) this.#status = 'succeeded';
     else if (this.#status === 'running' && onlyWaiting(this.pending)) this.#status = 'waiting';
     const snapshot = snapshotOf(this.#status, this.#error, {
