@@ -19,6 +19,8 @@ export { GraphBuilder, graph } from './graph/builder.js';
 export type { CompiledGraph } from './graph/compiled.js';
 export type { Diagnostic, DiagnosticCode, Severity } from './graph/diagnostic.js';
 export { formatDiagnostics, warningCodes } from './graph/diagnostic.js';
+export type { Duration, DurationUnit } from './graph/duration.js';
+export { parseDuration } from './graph/duration.js';
 export type { End } from './graph/end.js';
 export { END } from './graph/end.js';
 export type { BestPolicy, JoinPolicyInput } from './graph/join.js';
@@ -31,6 +33,8 @@ export type { Reducer } from './graph/reducers.js';
 export { append, max, mergeByKey, min, replace, sum, union } from './graph/reducers.js';
 export type { CostOverlay, RenderOptions, RunOverlay } from './graph/render.js';
 export { renderGraph } from './graph/render.js';
+export type { SleepNode, SleepOptions } from './graph/sleep.js';
+export { sleep } from './graph/sleep.js';
 export type { MapItem, SubgraphOptions } from './graph/subgraph.js';
 export type {
   Budget,

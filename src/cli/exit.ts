@@ -79,6 +79,8 @@ export function hintFor(io: Io, error: WaymarkError): string {
       if (next.length > 0) return next.map((n) => `\`${n}\``).join(', or ');
       return `${show ?? '`waymark show <run-id>`'} says how it stopped`;
     }
+    case 'RUN_NOT_DUE':
+      return `it wakes by itself: a worker (or waymark serve) on this database wakes it when it is due, as does a resume then; ${show ?? '`waymark show <run-id>`'} says when`;
     case 'RUN_OWNED': {
       // The run is live elsewhere: following it works; driving it a second time would not.
       const until =
@@ -89,6 +91,8 @@ export function hintFor(io: Io, error: WaymarkError): string {
     }
     case 'LEASE_LOST':
       return `this process stopped driving the run: another took it over, or its lease could not be renewed in time; ${show ?? '`waymark show <run-id>`'} says where it stands`;
+    case 'WAIT_EXPIRED':
+      return `its deadline passed, and the run routes on that instead; ${show ?? '`waymark show <run-id>`'} shows how it went on`;
     case 'WAIT_CLOSED':
       return `nothing will apply an answer to it now; ${show ?? '`waymark show <run-id>`'} shows how the run went on`;
     case 'RUN_NOT_CONTINUABLE':

@@ -1,7 +1,7 @@
 import { storedJson } from '../error/store-corrupt.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { Snapshot } from '../runtime/core/snapshot.js';
-import type { WaitRequest } from '../runtime/engine/waits.js';
+import { dueAt, type WaitRequest } from '../runtime/engine/waits.js';
 import { loadTrace } from '../runtime/ops/history.js';
 import type { RunResult } from '../runtime/run-types.js';
 import type { WaitRecord } from '../store/store.js';
@@ -19,6 +19,8 @@ export interface OpenWaitView {
   readonly prompt: string;
   readonly schema: unknown;
   readonly openedAt: string;
+  /** When it closes unanswered (its `timeoutMs` or `deadline`), if it has a deadline. */
+  readonly closesAt?: string;
 }
 
 /**
@@ -31,12 +33,14 @@ export function waitView(wait: WaitRecord): OpenWaitView {
     wait.runId,
     `the request of its wait "${wait.requestId}"`,
   ) as WaitRequest;
+  const closesAt = dueAt(wait.openedAt, request.timeoutMs ?? null, request.deadlineAt);
   return {
     requestId: wait.requestId,
     node: wait.node,
     prompt: request.prompt,
     schema: request.schema,
     openedAt: iso(wait.openedAt),
+    ...(closesAt !== undefined && { closesAt: iso(closesAt) }),
   };
 }
 
@@ -79,6 +83,7 @@ export async function reportRun(io: Io, store: CliStore, result: RunResult): Pro
     path,
     ...(error && { error }),
     ...(status === 'waiting' && { waits }),
+    ...(status === 'waiting' && result.wakesAt !== undefined && { wakesAt: iso(result.wakesAt) }),
     db: locationOf(io),
   });
   const { c } = io;
@@ -93,8 +98,15 @@ export async function reportRun(io: Io, store: CliStore, result: RunResult): Pro
   switch (status) {
     case 'waiting':
       for (const wait of waits) {
+        const closes = wait.closesAt === undefined ? '' : `, closes at ${wait.closesAt}`;
         io.line(
-          `waiting:     ${wait.node} asks "${firstLine(wait.prompt)}" (request ${wait.requestId})`,
+          `waiting:     ${wait.node} asks "${firstLine(wait.prompt)}" (request ${wait.requestId}${closes})`,
+        );
+      }
+      if (result.wakesAt !== undefined) {
+        // No command to type: whoever hosts the run wakes it; a resume before then is refused.
+        io.line(
+          `sleeping:    until ${iso(result.wakesAt)}; a worker or waymark serve on this database wakes it then, as does a resume after it`,
         );
       }
       answerCommands(io, runId, waits).forEach((next, i) => {

@@ -52,6 +52,7 @@ export const errorCodes = [
   'RUN_EXISTS',
   'RUN_NOT_FOUND',
   'RUN_NOT_RESUMABLE',
+  'RUN_NOT_DUE',
   'RUN_NOT_CANCELLABLE',
   'RUN_NOT_CONTINUABLE',
   'RUN_NOT_PATCHABLE',
@@ -71,7 +72,8 @@ export const errorCodes = [
   'MIGRATION_FAILED',
   'WAIT_NOT_FOUND',
   'WAIT_ALREADY_ANSWERED',
-  'WAIT_TIMEOUT',
+  'WAIT_TIMED_OUT',
+  'WAIT_EXPIRED',
   'WAIT_CLOSED',
   'ANSWER_INVALID',
   // the command line

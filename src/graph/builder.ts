@@ -12,6 +12,7 @@ import { type NodeDefaults, withDefaults } from './node-defaults.js';
 import { waitSpecOf } from './person.js';
 import type { Reducer } from './reducers.js';
 import { runtimeNodes } from './runtime-nodes.js';
+import { sleepSpecOf } from './sleep.js';
 import {
   inputFields,
   mappedInline,
@@ -269,6 +270,8 @@ export class GraphBuilder<
         this.#cacheKeys.set(name, key as (state: unknown) => string);
     }
     if (opts.writes !== undefined) def.writes = copyList(opts.writes);
+    // A sleep brings no update: it writes nothing, and the validator may count on that.
+    else if (sleepSpecOf(fn) !== undefined) def.writes = [];
     if (opts.workspace !== undefined) {
       def.workspace = copyWorkspace(opts.workspace);
       // The patch field is where the working copy starts from and what the update sets: the

@@ -3,6 +3,7 @@ import type { ErrorValue } from '../error/error-value.js';
 import type { KindTraits } from './kinds.js';
 import type { WaitSpec } from './person.js';
 import type { Reducer } from './reducers.js';
+import type { SleepSpec } from './sleep.js';
 import type { FanOutDef, GraphDef, JoinDef, NodeDef, NodeFn, RouterFn } from './types.js';
 import type { Untracked } from './untracked.js';
 
@@ -43,6 +44,8 @@ export interface RuntimeNode {
   readonly fanOut: FanOutDef | undefined;
   /** Set on a person node: the wait it opens instead of running a function. */
   readonly wait: WaitSpec | undefined;
+  /** Set on a sleep node: how long it sleeps instead of running a function. */
+  readonly sleep?: SleepSpec;
   /** The retry policy's predicate, if it has one: a failure is retried only when it says so. */
   readonly retryWhen?: (error: ErrorValue) => boolean;
   /** Set when this node is a join. */

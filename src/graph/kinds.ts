@@ -1,7 +1,7 @@
 import type { SpendLimits } from './types.js';
 
 /** What a node is for; the scheduler reads a kind's traits, never the kind itself. */
-export type NodeKind = 'code' | 'model' | 'person' | 'effect' | 'subgraph';
+export type NodeKind = 'code' | 'model' | 'person' | 'effect' | 'subgraph' | 'sleep';
 
 /** What a node kind needs from the runtime, as data (no `if (kind === ...)` in shared code). */
 export interface KindTraits {
@@ -21,6 +21,8 @@ export const kindTraits: Readonly<Record<NodeKind, KindTraits>> = {
   effect: { retryable: true, opensWait: false, hasEffects: true },
   // A subgraph's mappings are deterministic, so they are not retried; its nodes retry inside.
   subgraph: { retryable: false, opensWait: false, hasEffects: false },
+  // A sleep runs no body: it is woken when its timer is due, so there is nothing to retry.
+  sleep: { retryable: false, opensWait: false, hasEffects: false },
 };
 
 export const nodeKinds = Object.keys(kindTraits) as readonly NodeKind[];

@@ -11,8 +11,16 @@ export interface PersonOptions<S, A> {
   readonly answer: z.ZodType<A>;
   /** Turns the answer into a state update; by default the answer object is the update. */
   readonly update?: (answer: A, state: Readonly<S>) => Partial<S> | undefined;
-  /** Unanswered this long after it opened, the wait resolves as a timeout error on resume. */
+  /**
+   * Unanswered this long after it opened, the wait is closed by whoever hosts the run and the
+   * node fails with `WAIT_TIMED_OUT` (its `onError` route is the escalation).
+   */
   readonly timeoutMs?: number;
+  /**
+   * A time from the state (a `Date` or ms since the epoch) when the wait closes unanswered, as
+   * with `timeoutMs`; with both, whichever comes first. Called once, when the wait opens.
+   */
+  readonly deadline?: (state: Readonly<S>) => Date | number;
 }
 
 /** The wait a person node opens, as the runtime reads it. */
@@ -21,6 +29,7 @@ export interface WaitSpec {
   readonly answer: z.ZodType;
   readonly update: (answer: unknown, state: unknown) => unknown;
   readonly timeoutMs: number | undefined;
+  readonly deadline?: (state: unknown) => Date | number;
   /** The answer schema as JSON Schema, stored with the wait; null if it cannot be expressed. */
   readonly schema: unknown;
   /**
@@ -60,6 +69,9 @@ export function person<S, A>(options: PersonOptions<S, A>): PersonNode<S> {
       ? (answer, state) => update(answer as A, state as Readonly<S>)
       : (answer) => answer,
     timeoutMs: options.timeoutMs,
+    ...(options.deadline !== undefined && {
+      deadline: (state: unknown) => options.deadline!(state as Readonly<S>),
+    }),
     schema,
     ...(update === undefined &&
       options.answer instanceof z.ZodObject && { answers: Object.keys(options.answer.shape) }),

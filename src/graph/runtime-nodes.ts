@@ -3,6 +3,7 @@ import type { RuntimeNode } from './compiled.js';
 import { END } from './end.js';
 import { kindTraits } from './kinds.js';
 import { waitSpecOf } from './person.js';
+import { sleepSpecOf } from './sleep.js';
 import type { GraphDef, NodeFn, RouterFn } from './types.js';
 
 /** The function tables a builder keeps beside its plain-data declaration. */
@@ -52,6 +53,7 @@ export function runtimeNodes(
       fanOut: undefined,
       join,
       wait: waitSpecOf(tables.fns.get(node.name)),
+      ...(sleeps(tables.fns.get(node.name)) && { sleep: sleepSpecOf(tables.fns.get(node.name))! }),
       ...(tables.retryWhens.has(node.name) && { retryWhen: tables.retryWhens.get(node.name)! }),
       ...(tables.cacheKeys?.has(node.name) && { cacheKey: tables.cacheKeys.get(node.name)! }),
       ...(untracked !== undefined &&
@@ -69,4 +71,8 @@ export function runtimeNodes(
   }
   for (const fanOut of def.fanOuts) nodes.get(fanOut.from)!.fanOut = fanOut;
   return nodes;
+}
+
+function sleeps(fn: unknown): boolean {
+  return sleepSpecOf(fn) !== undefined;
 }

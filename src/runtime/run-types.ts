@@ -110,6 +110,13 @@ export interface RunOptions {
    * once it expires by the store's clock, or at once when this process is gone. Default 30,000.
    */
   readonly leaseMs?: number;
+  /**
+   * A run left waiting only on sleeps, one due within this many ms, is slept through in this
+   * process, on its clock, holding the run; a later sleep returns `waiting` for whoever hosts
+   * the run to wake (a worker, `waymark serve`, a `resume()` once it is due). Default 5,000
+   * with a store; without one every sleep is slept through (nothing else could wake it).
+   */
+  readonly holdSleepsMs?: number;
 }
 
 interface ResultBase<S, O> {
@@ -134,7 +141,12 @@ interface ResultBase<S, O> {
  * `succeeded` run may still list handled errors in `errors`.
  */
 export type RunResult<S = Record<string, unknown>, O = S> =
-  | (ResultBase<S, O> & { readonly status: 'succeeded' | 'waiting' })
+  | (ResultBase<S, O> & { readonly status: 'succeeded' })
+  | (ResultBase<S, O> & {
+      readonly status: 'waiting';
+      /** When its first sleep is due (ms since the epoch), if it sleeps: a host wakes it then. */
+      readonly wakesAt?: number;
+    })
   | (ResultBase<S, O> & {
       readonly status: 'failed' | 'cancelled' | 'timed_out';
       readonly error: ErrorValue;

@@ -14,6 +14,7 @@ import { pageRoutes } from './page-routes.js';
 import { readRoutes } from './read-routes.js';
 import { uiAssets } from './ui-assets.js';
 import { waymarkVersion } from './version.js';
+import { defaultWakePollMs, wakeDue } from './wake-loop.js';
 
 /** Options of {@link createApp}. */
 export interface AppOptions {
@@ -45,6 +46,11 @@ export interface AppOptions {
    * of a run the server started, as it does for one it started itself.
    */
   readonly runLabels?: (graph: CompiledGraph) => Readonly<Record<string, string>> | undefined;
+  /**
+   * How often the server looks for runs of its graphs that are due to wake (a sleep, a wait's
+   * deadline), and resumes them here. Default 1,000 ms; 0: never (workers wake them).
+   */
+  readonly wakePollMs?: number;
 }
 
 /** The API and the runs it drives in this process, which `drain()` gives back. */
@@ -143,10 +149,15 @@ export function createApp(options: AppOptions): App {
   readRoutes(app, api);
   driveRoutes(app, api);
   pageRoutes(app, api);
+  const wakePollMs = options.wakePollMs ?? defaultWakePollMs;
+  const stopWaking = wakePollMs > 0 ? wakeDue(api, wakePollMs) : () => {};
 
   return {
     hono: app,
-    drain: () => api.drain(),
+    drain: () => {
+      stopWaking();
+      return api.drain();
+    },
     stopStreams: () => api.stopStreams(),
   };
 }

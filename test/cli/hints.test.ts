@@ -240,6 +240,23 @@ await store.close();
     },
   },
   {
+    code: 'RUN_NOT_DUE',
+    situation: 'resume of a run that sleeps, before it is due',
+    make: async (box) => {
+      await box.waymark(['run', fixture('sleepy.ts'), '--run-id', 'r']);
+      return box.waymark(['resume', 'r']);
+    },
+  },
+  {
+    code: 'WAIT_EXPIRED',
+    situation: 'an answer after its wait timed out',
+    make: async (box) => {
+      await box.waymark(['run', fixture('expiring.ts'), '--run-id', 'r']);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return box.waymark(['approve', 'r']);
+    },
+  },
+  {
     code: 'WAIT_CLOSED',
     situation: 'an answer to a wait whose branch a join cancelled',
     make: async (box) => {

@@ -94,6 +94,13 @@ describe('waymark --json', () => {
     await json(box, ['ls'], 0);
     await json(box, ['coverage', review, '--min', '100'], 0);
     await json(box, ['coverage', review, '--min', '100', '--kinds', 'wait'], 1);
+    await json(box, ['run', fixture('sleepy.ts'), '--run-id', 'zz'], 3);
+    await json(box, ['show', 'zz'], 0);
+    await json(box, ['resume', 'zz'], 2);
+    await json(box, ['run', fixture('expiring.ts'), '--run-id', 'ex'], 3, {
+      FIXTURE_TIMEOUT_MS: '86400000',
+    });
+    await json(box, ['show', 'ex'], 0);
     await json(box, ['show', 'nope'], 2);
     collect('run slow.ts (interrupted)', await interrupted(box.db, box.dir));
     collect('serve (stopped)', await served(box.db, box.dir));

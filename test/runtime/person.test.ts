@@ -219,8 +219,8 @@ describe.each(stores)('a person stop point, with the %s store', (_name, makeStor
     const late = await resume(store, g, 'r', { clock });
 
     expect(late.status).toBe('succeeded');
-    expect(late.state.note).toBe('gave up: WAIT_TIMEOUT');
-    expect(late.errors.map((e) => [e.code, e.class])).toEqual([['WAIT_TIMEOUT', 'timeout']]);
+    expect(late.state.note).toBe('gave up: WAIT_TIMED_OUT');
+    expect(late.errors.map((e) => [e.code, e.class])).toEqual([['WAIT_TIMED_OUT', 'timeout']]);
   });
 });
 

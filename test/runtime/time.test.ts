@@ -176,7 +176,7 @@ describe.each(stores)('time is data, with the %s store', (_name, makeStore) => {
     const late = await resume(store, g, 'r2', { clock });
     expect(late.status).toBe('succeeded');
     expect(late.state.log).toEqual(['gave up']);
-    expect(late.errors.map((e) => e.code)).toEqual(['WAIT_TIMEOUT']);
+    expect(late.errors.map((e) => e.code)).toEqual(['WAIT_TIMED_OUT']);
     expect(await store.listTimers('r2')).toEqual([]);
   });
 

@@ -27,6 +27,7 @@ import {
   withRunStore,
   withStore,
 } from '../session.js';
+import { onlySleeps, refuseBeforeDue } from '../sleeps.js';
 
 interface RunFlags {
   readonly input?: string;
@@ -109,6 +110,11 @@ export async function resume(
         import('./plan.js'),
       ]);
       return printPlan(out, await planResume(store, graph, runId));
+    }
+    if (flags.goto === undefined) {
+      // A resume of a run that only sleeps, before it is due, would wait: it is refused instead.
+      const { inspect } = await import('../../runtime/ops/inspect.js');
+      refuseBeforeDue((await inspect(store, graph, runId)).snapshot, Date.now());
     }
     return resumeRun(out, store, graph, runId, flags.goto);
   });
@@ -273,13 +279,17 @@ async function enqueued(
       out.essential(runId);
       return exitCode.succeeded;
     }
-    // Followed by polling the run's row: cheap, and the same whichever worker drives it.
+    // Followed by polling the run's row: cheap, and the same whichever worker drives it. A run
+    // that only sleeps is followed on: the workers wake it, nobody has to answer anything.
+    let view: Awaited<ReturnType<typeof inspect>>;
     for (;;) {
       const record = await store.getRun(runId);
-      if (record !== undefined && record.status !== 'running') break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (record !== undefined && record.status !== 'running') {
+        view = await inspect(store, graph, runId);
+        if (!onlySleeps(view.snapshot)) break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, record?.status === 'waiting' ? 500 : 100));
     }
-    const view = await inspect(store, graph, runId);
     return reportRun(out, store, resultOf(view.snapshot, view.trace));
   });
 }

@@ -13,6 +13,7 @@ import { driversOf, isDriven, leaseJson, ownerLine, statusLabel } from '../liven
 import { waitView } from '../report.js';
 import type { CliStore } from '../session.js';
 import { graphFileOf, graphOfRun, withRunStore } from '../session.js';
+import { sleepViews } from '../sleeps.js';
 import { readStoredRun } from '../stored-run.js';
 import { iso } from '../time.js';
 
@@ -62,6 +63,7 @@ export async function show(
     }));
   const stopError = 'error' in snapshot ? snapshot.error : undefined;
   const beats = lastBeats(view.trace, snapshot);
+  const sleeps = sleepViews(snapshot);
   const now = snapshot.graph;
   const restamped = now.hash !== run.graphHash || now.version !== run.graphVersion;
   out.json({
@@ -82,6 +84,7 @@ export async function show(
     state: withoutSlots(snapshot.state),
     pending: snapshot.pending.map((a) => a.id),
     waits: { open, answered },
+    ...(sleeps.length > 0 && { sleeps }),
     errors: snapshot.errors,
     heartbeats: beats.map((b) => ({ ...b, at: iso(b.at) })),
     quarantine: snapshot.quarantine,
@@ -112,9 +115,11 @@ export async function show(
     out.line(`pending  ${snapshot.pending.map((a) => a.id).join(', ')}`);
   if (stopError) out.line(`stopped  ${c.red(`${stopError.code}: ${stopError.message}`)}`);
   for (const w of open) {
-    out.line(`waiting  ${w.node} asks "${w.prompt}" (request ${w.requestId})`);
+    const closes = w.closesAt === undefined ? '' : `, closes at ${w.closesAt}`;
+    out.line(`waiting  ${w.node} asks "${w.prompt}" (request ${w.requestId}${closes})`);
     out.line(`         answer schema: ${JSON.stringify(w.schema)}`);
   }
+  for (const z of sleeps) out.line(`sleeping ${z.activation} until ${z.until}`);
   for (const a of answered) {
     out.line(`answered ${a.node} by ${a.by}: ${JSON.stringify(a.answer)}`);
   }

@@ -29,6 +29,7 @@ const shapes: Record<RunEvent['type'], (event: Fields) => boolean> = {
   answered: (e) => text(e.activation),
   patched: (e) => object(e.update) && text(e.by) && text(e.reason) && maybe(text)(e.asNode),
   moved: (e) => text(e.to) && texts(e.dropped),
+  slept: (e) => text(e.activation) && count(e.until),
 };
 
 /** Whether a parsed stored value is a run event `step` can read. */

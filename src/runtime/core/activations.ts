@@ -11,11 +11,15 @@ import type { Activation, RunEvent, Snapshot } from './snapshot.js';
  * if (isStale(snapshot, event)) return { snapshot, commands: [] };
  */
 export function isStale(snapshot: Snapshot, event: RunEvent): boolean {
-  if (event.type !== 'completed' && event.type !== 'failed' && event.type !== 'answered')
+  const type = event.type;
+  if (type !== 'completed' && type !== 'failed' && type !== 'answered' && type !== 'slept')
     return false;
   const pending = snapshot.pending.find((a) => a.id === event.activation);
   if (pending === undefined || pending.blocked !== undefined) return true;
-  if (event.type === 'answered') return pending.waiting === undefined;
+  if (type === 'answered') return pending.waiting === undefined;
+  // A sleep learns its time once; a wake is a completion of the sleeping activation.
+  if (type === 'slept')
+    return pending.sleeping === undefined || pending.sleeping.until !== undefined;
   if (event.type === 'completed' && pending.waiting !== undefined) return true;
   return event.attempt !== undefined && event.attempt !== pending.attempt;
 }
@@ -64,16 +68,38 @@ export function withoutNotBefore(activation: Activation): Activation {
 }
 
 /**
- * Whether nothing can happen until someone answers: every pending activation waits for a
- * person, is paused at a breakpoint or is kept blocked for a resume, and one at least waits or
- * is paused. The run is then `waiting`, and no process needs to stay.
+ * Whether nothing can happen until someone answers or a time comes: every pending activation
+ * waits for a person, sleeps, is paused at a breakpoint or is kept blocked for a resume, and
+ * one at least waits, sleeps or is paused. The run is then `waiting`, and no process needs to
+ * stay.
  *
  * @example
  * if (status === 'running' && onlyWaiting(pending)) status = 'waiting';
  */
 export function onlyWaiting(pending: readonly Activation[]): boolean {
   return (
-    pending.every((a) => a.waiting !== undefined || a.blocked !== undefined || a.paused === true) &&
-    pending.some((a) => a.waiting !== undefined || a.paused === true)
+    pending.every(
+      (a) =>
+        a.waiting !== undefined ||
+        a.sleeping !== undefined ||
+        a.blocked !== undefined ||
+        a.paused === true,
+    ) &&
+    pending.some((a) => a.waiting !== undefined || a.sleeping !== undefined || a.paused === true)
   );
+}
+
+/**
+ * The event that wakes a sleeping activation: its completion, with no update.
+ *
+ * @example
+ * if (activation.sleeping.until <= now) events.push(wakeOf(activation));
+ */
+export function wakeOf(activation: Activation): RunEvent {
+  return {
+    type: 'completed',
+    activation: activation.id,
+    attempt: activation.attempt,
+    update: undefined,
+  };
 }

@@ -93,7 +93,18 @@ export function askWait(
     return { ok: false, error: userError(where, 'NODE_FAILED', what, asked.thrown) };
   }
   const requestId = `${runId}/${activation.id}`;
-  return { ok: true, activation: { ...activation, waiting: { requestId, prompt: asked.value } } };
+  const deadline = node.wait!.deadline;
+  if (deadline === undefined)
+    return { ok: true, activation: { ...activation, waiting: { requestId, prompt: asked.value } } };
+  const where = { node: node.def.name, activation: activation.id, attempt: 0 };
+  const due = callUser(() => deadline(view));
+  const at = due.ok ? (due.value instanceof Date ? due.value.getTime() : due.value) : Number.NaN;
+  if (!due.ok || typeof at !== 'number' || !Number.isFinite(at)) {
+    const what = `the deadline() of "${node.def.name}" threw or gave no time`;
+    return { ok: false, error: userError(where, 'NODE_FAILED', what, due.ok ? at : due.thrown) };
+  }
+  const waiting = { requestId, prompt: asked.value, deadlineAt: at };
+  return { ok: true, activation: { ...activation, waiting } };
 }
 
 /** What a person node's prompt and answer see: its scope's state, limited to its `reads`. */

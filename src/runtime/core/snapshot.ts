@@ -40,6 +40,8 @@ export interface Activation {
   readonly join?: JoinSummary;
   /** Set on a person node's activation: the open wait it stands for, until it is answered. */
   readonly waiting?: OpenWait;
+  /** Set on a sleep node's activation: it sleeps, and completes when its time comes. */
+  readonly sleeping?: Sleeping;
   /**
    * Not before this time (ms since the epoch): a retry waiting out its backoff. Data, not a
    * sleep, so whoever drives the run next (a resume, a worker) knows when it is due.
@@ -71,6 +73,18 @@ export interface OpenWait {
   /** `runId/activationId`: stable, and the id an answer names. */
   readonly requestId: string;
   readonly prompt: string;
+  /** When it closes unanswered, from the node's `deadline` (ms since the epoch), if it has one. */
+  readonly deadlineAt?: number;
+}
+
+/**
+ * A sleep node's sleep: `until` (ms since the epoch) once it is known. A `for` sleep knows only
+ * its length when the transition reaches it (the core reads no clock): its driver records the
+ * time at once, as a `slept` event committed with the step that reached it.
+ */
+export interface Sleeping {
+  readonly until?: number;
+  readonly forMs?: number;
 }
 
 /** Where a branch is; `succeeded`, `failed` and `cancelled` are final. */
@@ -304,6 +318,8 @@ export type RunEvent =
       readonly timeoutMs?: number;
       readonly maxSteps?: number;
     }
+  /** A sleep node's activation sleeps until `until` (ms since the epoch): what its timer says. */
+  | { readonly type: 'slept'; readonly activation: string; readonly until: number }
   /** Stored state was upgraded to the graph's state schema version before resuming. */
   | {
       readonly type: 'migrated';
@@ -321,7 +337,11 @@ export type Command =
   /** Record that this activation waits for an answer (idempotent: re-opening keeps the first). */
   | { readonly type: 'wait'; readonly activation: Activation }
   /** These waits will never be applied (their branch was cancelled, or the run): close them. */
-  | { readonly type: 'closeWaits'; readonly requestIds: readonly string[] };
+  | { readonly type: 'closeWaits'; readonly requestIds: readonly string[] }
+  /** This activation sleeps: set its timer (its `sleeping.until`), or learn its time first. */
+  | { readonly type: 'sleep'; readonly activation: Activation }
+  /** These sleeps are over (woken, or dropped with their branch or run): clear their timers. */
+  | { readonly type: 'endSleeps'; readonly activations: readonly string[] };
 
 /** What became of the activation an event was about, for the trace. */
 export interface Outcome {

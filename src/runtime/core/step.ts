@@ -4,6 +4,7 @@ import { mergeFields } from './apply-update.js';
 import { deepFreeze } from './freeze.js';
 import { moveDraft, patchAsNode } from './move.js';
 import { resumeDraft } from './resume-draft.js';
+import { aboutSleep, sleptStep } from './sleeping.js';
 import type { RunEvent, Snapshot, StepResult } from './snapshot.js';
 import { Transition } from './transition.js';
 
@@ -51,11 +52,14 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
     resumeDraft(t, event);
     return t.result();
   }
-  // A waiting run takes only what resolves a wait: an answer, or the wait's timeout error; and
-  // its deadline.
+  // A waiting run takes only what resolves a wait: an answer, or the wait's timeout error; a
+  // sleep's time and its wake; and its deadline.
   const waitingForThis =
     snapshot.status === 'waiting' &&
-    (event.type === 'answered' || event.type === 'failed' || event.type === 'deadline');
+    (event.type === 'answered' ||
+      event.type === 'failed' ||
+      event.type === 'deadline' ||
+      aboutSleep(snapshot, event));
   // A stopped run that could still be resumed may be cancelled for good (`cancel()` on a store).
   const cancellingStopped =
     event.type === 'cancelled' &&
@@ -64,6 +68,7 @@ export function step(graph: CompiledGraph, snapshot: Snapshot, event: RunEvent):
   if (snapshot.status !== 'running' && !waitingForThis && !cancellingStopped)
     return { snapshot, commands: [] };
   if (isStale(snapshot, event)) return { snapshot, commands: [] };
+  if (event.type === 'slept') return sleptStep(snapshot, event);
   const t = new Transition(graph, snapshot);
   switch (event.type) {
     case 'started':

@@ -3,7 +3,7 @@ import { type ErrorValue, errorValue } from '../../error/error-value.js';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
 import { END } from '../../graph/end.js';
 import { blocked, onlyWaiting, where } from './activations.js';
-import { answerUpdate, askWait } from './answer-update.js';
+import { answerUpdate } from './answer-update.js';
 import { mergeFields, parseUpdate, refusalError } from './apply-update.js';
 import { booked } from './attempt-report.js';
 import { resumedLimits, snapshotOf, stampOf } from './checkpoint.js';
@@ -13,6 +13,7 @@ import { inlineUpdate } from './inline.js';
 import { nextAttempt, retries } from './retry.js';
 import { routeOf } from './route.js';
 import { branchUpdates, outerScope, scheduling } from './scope.js';
+import { admitStop, endedSleeps, startCommand } from './sleeping.js';
 import type {
   Activation,
   AttemptReport,
@@ -144,9 +145,10 @@ export class Transition implements ResumeDraft {
       this.#finish('failed', error);
       return;
     }
-    // A wait is admitted once its prompt could be asked; a prompt that throws blocks it, and
-    // its visit is not counted, so a resume admits it again under the same id.
-    const admitted = target.wait === undefined ? activation : this.#asked(target, activation);
+    // A wait is admitted once its prompt could be asked (a sleep, its `until` read); one that
+    // throws blocks it, uncounted, so a resume admits it again under the same id.
+    const stops = target.wait ?? target.sleep;
+    const admitted = stops === undefined ? activation : this.#asked(target, activation);
     if (admitted === undefined) return;
     // A node that runs at most once is visit 1: uncounted, the table stays as small as the loops.
     if (counts) {
@@ -175,6 +177,7 @@ export class Transition implements ResumeDraft {
     if (index === -1) return;
     const activation = this.pending[index]!;
     if (activation.waiting !== undefined) return;
+    if (activation.sleeping !== undefined) this.#commands.push(...endedSleeps([activation]));
     if (event.usage !== undefined || event.quarantine !== undefined)
       this.#report(activation, event, true);
     let fields = event.update as State | undefined;
@@ -394,6 +397,7 @@ export class Transition implements ResumeDraft {
   abort(ids: readonly string[], stop = true): void {
     const doomed = new Set(ids);
     const closed: string[] = [];
+    this.#commands.push(...endedSleeps(this.pending.filter((a) => doomed.has(a.id))));
     this.pending = this.pending.filter((a) => {
       if (!doomed.has(a.id)) return true;
       if (a.waiting !== undefined) closed.push(a.waiting.requestId);
@@ -431,6 +435,7 @@ export class Transition implements ResumeDraft {
     if (status === 'cancelled') {
       const open = this.pending.flatMap((a) => (a.waiting ? [a.waiting.requestId] : []));
       if (open.length > 0) this.#commands.push({ type: 'closeWaits', requestIds: open });
+      this.#commands.push(...endedSleeps(this.pending));
     }
   }
 
@@ -469,16 +474,11 @@ export class Transition implements ResumeDraft {
   /** Makes `activation` pending, and tells the driver to run its body or open its wait. */
   #start(activation: Activation): void {
     this.pending.push(activation);
-    this.#commands.push(
-      activation.waiting === undefined
-        ? { type: 'execute', activation }
-        : { type: 'wait', activation },
-    );
+    this.#commands.push(startCommand(activation));
   }
 
   result(): StepResult {
-    // Blocked entries are kept for a resume, not work: a running run has none but failed
-    // branches of an open fan-out, which closes (dropping them) before the run can finish.
+    // Blocked entries are for a resume: a running run has them only in a fan-out that is open.
     if (this.#status === 'running' && this.pending.length === 0) this.#status = 'succeeded';
     else if (this.#status === 'running' && onlyWaiting(this.pending)) this.#status = 'waiting';
     const snapshot = snapshotOf(this.#status, this.#error, {
@@ -499,10 +499,10 @@ export class Transition implements ResumeDraft {
     return outcome === undefined ? { snapshot, commands } : { snapshot, commands, outcome };
   }
 
-  /** A person node's activation with its wait's question asked, or undefined if its prompt threw. */
+  /** A person's activation with its question asked (a sleep's with its time); undefined: it threw. */
   #asked(node: RuntimeNode, activation: Activation): Activation | undefined {
     const { state, fanOuts, graph } = this;
-    const asked = askWait(node, activation, this.#before.runId, state, fanOuts, graph.untracked);
+    const asked = admitStop(node, activation, this.#before.runId, state, fanOuts, graph.untracked);
     if (asked.ok) return asked.activation;
     this.#block(node, activation, 'enqueue', asked.error, true);
     return undefined;

@@ -173,6 +173,12 @@ export class RunBook {
           : commitExtras(this.#options.graph, event, before, after, result.commands, now),
     });
     this.#after = after;
+    // A `for` sleep's time is now: recorded at once, in the same commit as what reached it.
+    for (const command of result.commands) {
+      if (command.type !== 'sleep' || command.activation.sleeping?.until !== undefined) continue;
+      const until = now + (command.activation.sleeping?.forMs ?? 0);
+      this.addOne({ event: { type: 'slept', activation: command.activation.id, until } });
+    }
   }
 
   /** The trace entries a step ends: its attempt's, and those of attempts it cancelled or abandoned. */

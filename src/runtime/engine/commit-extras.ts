@@ -2,7 +2,7 @@ import type { CompiledGraph } from '../../graph/compiled.js';
 import type { TimerRecord, WaitRecord } from '../../store/store.js';
 import type { Command, RunEvent, Snapshot } from '../core/snapshot.js';
 import type { CommitExtras } from './journal.js';
-import { deadlineTimer, waitRecord, waitTimer } from './waits.js';
+import { deadlineTimer, sleepTimer, waitRecord, waitTimer } from './waits.js';
 
 /**
  * The waits and timers a step opens, closes, sets and clears, from what its transition did:
@@ -36,6 +36,12 @@ export function commitExtras(
     } else if (command.type === 'closeWaits') {
       close.push(...command.requestIds);
       clear.push(...command.requestIds.map((id) => `wait:${id}`));
+    } else if (command.type === 'sleep') {
+      // A `for` sleep learns its time from the `slept` event stepped right after it.
+      const until = command.activation.sleeping?.until;
+      if (until !== undefined) set.push(sleepTimer(runId, command.activation.id, until));
+    } else if (command.type === 'endSleeps') {
+      clear.push(...command.activations.map((id) => sleepTimer(runId, id, 0).id));
     }
   }
   if (event.type === 'answered' || event.type === 'failed') {
@@ -43,8 +49,12 @@ export function commitExtras(
     if (
       resolved !== undefined &&
       !after.pending.some((a) => a.waiting?.requestId === resolved.requestId)
-    )
+    ) {
       clear.push(`wait:${resolved.requestId}`);
+      // Failed unanswered (its deadline passed): nothing will apply an answer to it now. An
+      // answered wait stays as it is: the store closes only unanswered ones.
+      if (event.type === 'failed') close.push(resolved.requestId);
+    }
   }
   // The deadline's timer is there while the run can still run: set when it starts or resumes
   // (or gets a new deadline), cleared when it stops, whichever way (a resume sets it again).
@@ -84,7 +94,8 @@ function touchesWaitsOrTimers(
   if (deadline !== undefined && after.status !== before.status) return true;
   for (let i = 0; i < commands.length; i++) {
     const command = commands[i]!.type;
-    if (command === 'wait' || command === 'closeWaits') return true;
+    if (command === 'wait' || command === 'closeWaits' || command === 'sleep') return true;
+    if (command === 'endSleeps') return true;
   }
   return false;
 }

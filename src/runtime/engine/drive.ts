@@ -1,11 +1,13 @@
 import { isWaymarkError, WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
+import { maxTimerMs } from '../../graph/limits.js';
 import type { Lease, Store } from '../../store/store.js';
 import { servesWorkers } from '../../store/work-queue.js';
 import type { Attempt } from '../attempt/execute.js';
 import type { Executor } from '../attempt/executor.js';
 import { endAttemptWorkspaces } from '../attempt/workspace.js';
 import { type Clock, systemClock } from '../clock.js';
+import { wakeOf } from '../core/activations.js';
 import type { Activation, RunEvent, Snapshot } from '../core/snapshot.js';
 import { type Booked, type BookOptions, type Due, RunBook, type Stepped } from './book.js';
 import { Inbox } from './inbox.js';
@@ -64,6 +66,11 @@ export interface DriveOptions
    * false for a worker, which decides what a failing fold costs the run before letting it go.
    */
   readonly releaseOnError?: boolean;
+  /**
+   * A run left waiting only on sleeps, one of which is due within this many ms, is not given
+   * up: the drive sleeps on its clock and wakes it itself (in process). Default 0: never.
+   */
+  readonly holdSleepsMs?: number;
 }
 
 /** What a drive's first commit did. */
@@ -127,6 +134,8 @@ export class Drive {
   #graceOver = false;
   #released = false;
   #deadline: { readonly at: number; readonly stop: AbortController } | undefined;
+  /** The sleeps this drive wakes itself, by activation id. */
+  readonly #sleeps = new Map<string, AbortController>();
   readonly #keep = () => (this.#stopping() ? [] : this.#options.keep(this.#book));
   readonly #releasing = (kept: readonly Activation[]) => this.#releases(kept);
   #resolveFolded!: (folded: Folded) => void;
@@ -201,6 +210,7 @@ export class Drive {
       this.#over = true;
       this.#ended?.abort(runStopped);
       this.#deadline?.stop.abort(disarmed);
+      for (const stop of this.#sleeps.values()) stop.abort(disarmed);
       this.#executor.stop(this.#draining ? drained : runStopped);
       this.#kept?.release();
       const giveBack = end !== undefined || this.#options.releaseOnError !== false;
@@ -279,7 +289,11 @@ export class Drive {
   #endNow(): DriveEnd | undefined {
     const snapshot = this.#book.after;
     if (this.#book.dirty) return undefined;
-    if (snapshot.status !== 'running') return { snapshot, how: 'stopped' };
+    if (snapshot.status !== 'running') {
+      if (!this.#holds(snapshot)) return { snapshot, how: 'stopped' };
+      this.#armSleeps(snapshot);
+      return undefined;
+    }
     if (this.#draining && (this.#graceOver || !this.#busyHere()))
       return { snapshot, how: 'drained' };
     if (!this.#busyHere() && this.#inbox.size === 0) return { snapshot, how: 'idle' };
@@ -333,15 +347,19 @@ export class Drive {
     if (booked.released) this.#released = true;
     const { steps } = booked;
     const first = booked.seq - steps.length + 1;
+    let slept = false;
     for (let i = 0; i < steps.length; i++) {
       const s = steps[i]!;
       options.trace.accept(s.trace);
       options.onCommitted?.(s, first + i, booked.at[i] ?? s.steppedAt);
-      for (const command of s.result.commands)
+      for (const command of s.result.commands) {
         if (command.type === 'abort') this.#executor.abort(command.activations);
+        else if (command.type === 'sleep') slept = true;
+      }
     }
     options.onBooked?.(steps.length, book.after.status);
     this.#armDeadline(book.after);
+    if (slept || this.#sleeps.size > 0) this.#armSleeps(book.after);
     if (book.after.status === 'running' && booked.kept.length > 0) {
       // One step (nearly every commit) left the run as it is now: that is the state it scheduled.
       const by = steps.length > 1 ? scheduledBy(steps) : undefined;
@@ -369,7 +387,7 @@ export class Drive {
   #releases(kept: readonly Activation[]): boolean {
     if (this.#options.lease === undefined) return false;
     const after = this.#book.after;
-    if (after.status !== 'running') return true;
+    if (after.status !== 'running') return !this.#holds(after);
     if (kept.length > 0 || this.#inbox.size > 0) return false;
     return this.#graceOver || !this.#busyHere();
   }
@@ -389,6 +407,55 @@ export class Drive {
     clock.sleep(Math.max(0, at - clock.now()), stop.signal).then(() => {
       if (!stop.signal.aborted) this.#stop({ type: 'deadline' });
     });
+  }
+
+  /**
+   * Whether the run waits only on sleeps (and blocked entries), one of them due within
+   * `holdSleepsMs`: the drive then keeps it, and its lease, and wakes it on its clock.
+   */
+  #holds(snapshot: Snapshot): boolean {
+    const hold = this.#options.holdSleepsMs ?? 0;
+    if (hold <= 0 || snapshot.status !== 'waiting' || this.#stopping()) return false;
+    const now = this.#options.clock.now();
+    let soon = false;
+    for (const a of snapshot.pending) {
+      if (a.waiting !== undefined || a.paused === true) return false;
+      const until = a.sleeping?.until;
+      if (until !== undefined && until - now <= hold) soon = true;
+    }
+    return soon;
+  }
+
+  /**
+   * Arms a clock sleep for each sleep of the run due within `holdSleepsMs` (a sleep in a
+   * branch while others run, or the run's only one), and disarms those that went: woken, or
+   * dropped with their branch or run. Its wake is stepped like any event.
+   */
+  #armSleeps(snapshot: Snapshot): void {
+    const hold = this.#options.holdSleepsMs ?? 0;
+    for (const [id, stop] of this.#sleeps) {
+      if (!snapshot.pending.some((a) => a.id === id && a.sleeping !== undefined)) {
+        stop.abort(disarmed);
+        this.#sleeps.delete(id);
+      }
+    }
+    const live = snapshot.status === 'running' || snapshot.status === 'waiting';
+    if (hold <= 0 || !live) return;
+    const { clock } = this.#options;
+    for (const a of snapshot.pending) {
+      const until = a.sleeping?.until;
+      if (until === undefined || this.#sleeps.has(a.id) || until - clock.now() > hold) continue;
+      const stop = new AbortController();
+      this.#sleeps.set(a.id, stop);
+      const wake = (): void => {
+        if (stop.signal.aborted) return;
+        const left = until - clock.now();
+        // A Node.js timer fires at once past ~24.8 days: a longer sleep is slept in pieces.
+        if (left > 0) clock.sleep(Math.min(left, maxTimerMs), stop.signal).then(wake);
+        else this.#inbox.push({ kind: 'due', due: { event: wakeOf(a) } });
+      };
+      wake();
+    }
   }
 
   /** Gives the lease up when the drive ended without a commit that did. */

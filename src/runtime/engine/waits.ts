@@ -1,6 +1,7 @@
 import { errorValue } from '../../error/error-value.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import type { Store, TimerRecord, WaitRecord } from '../../store/store.js';
+import { wakeOf } from '../core/activations.js';
 import { answerUpdate } from '../core/answer-update.js';
 import type { Activation, RunEvent, Snapshot } from '../core/snapshot.js';
 
@@ -10,6 +11,8 @@ export interface WaitRequest {
   /** JSON Schema of the answer, or null when the schema has none (answer() then needs the graph). */
   readonly schema: unknown;
   readonly timeoutMs: number | null;
+  /** When it closes unanswered, from the node's `deadline`; absent in waits without one. */
+  readonly deadlineAt?: number;
 }
 
 /** The record of the wait a person node's activation opens. */
@@ -25,6 +28,7 @@ export function waitRecord(
     prompt: wait.prompt,
     schema: spec.schema,
     timeoutMs: spec.timeoutMs ?? null,
+    ...(wait.deadlineAt !== undefined && { deadlineAt: wait.deadlineAt }),
   };
   return {
     runId,
@@ -48,8 +52,31 @@ export function waitTimer(
   openedAt: number,
 ): TimerRecord | undefined {
   const timeoutMs = graph.nodes.get(activation.node)?.wait?.timeoutMs;
-  if (timeoutMs === undefined || activation.waiting === undefined) return undefined;
-  return { runId, id: `wait:${activation.waiting.requestId}`, at: openedAt + timeoutMs };
+  const at = dueAt(openedAt, timeoutMs ?? null, activation.waiting?.deadlineAt);
+  if (at === undefined || activation.waiting === undefined) return undefined;
+  return { runId, id: `wait:${activation.waiting.requestId}`, at };
+}
+
+/**
+ * When a wait closes unanswered: `timeoutMs` after it opened, or its `deadline`, whichever
+ * comes first; undefined for a wait with neither.
+ *
+ * @example
+ * dueAt(wait.openedAt, request.timeoutMs, request.deadlineAt);
+ */
+export function dueAt(
+  openedAt: number,
+  timeoutMs: number | null,
+  deadlineAt: number | undefined,
+): number | undefined {
+  const after = timeoutMs === null ? undefined : openedAt + timeoutMs;
+  if (deadlineAt === undefined) return after;
+  return after === undefined ? deadlineAt : Math.min(after, deadlineAt);
+}
+
+/** The timer of a sleeping activation: when it wakes. */
+export function sleepTimer(runId: string, activation: string, at: number): TimerRecord {
+  return { runId, id: `sleep:${activation}`, at };
 }
 
 /** The timer of a run's deadline. */
@@ -58,7 +85,8 @@ export function deadlineTimer(runId: string, at: number): TimerRecord {
 }
 
 /**
- * The events a resume owes a run at `now`: the deadline, if it passed; an answer for each
+ * The events a resume owes a run at `now`: the deadline, if it passed; the wake of each sleep
+ * that is due; an answer for each
  * answered wait (its update computed here, once, and recorded with it); a timeout error for
  * each wait whose timer is due. Waits missing from the store (a crash between a commit and the
  * record, in files written before waits were part of commits) are recorded again.
@@ -72,6 +100,11 @@ export async function resumeEvents(
   const events: RunEvent[] = [];
   const deadlineAt = snapshot.limits.deadlineAt;
   if (deadlineAt !== undefined && now >= deadlineAt) events.push({ type: 'deadline' });
+  // A sleep's time is in the snapshot: what is due needs no read.
+  for (const a of snapshot.pending) {
+    const until = a.sleeping?.until;
+    if (until !== undefined && now >= until) events.push(wakeOf(a));
+  }
   const waiting = snapshot.pending.filter((a) => a.waiting !== undefined);
   if (waiting.length === 0) return events;
   const [records, timers] = await Promise.all([
@@ -103,13 +136,16 @@ export async function resumeEvents(
     const timeoutMs = graph.nodes.get(activation.node)?.wait?.timeoutMs;
     const at =
       due.get(`wait:${requestId}`) ??
-      (timeoutMs === undefined ? undefined : record.openedAt + timeoutMs);
-    if (at !== undefined && now > at) {
-      const message = `nobody answered "${activation.node}" within ${timeoutMs ?? at - record.openedAt} ms`;
+      dueAt(record.openedAt, timeoutMs ?? null, activation.waiting!.deadlineAt);
+    if (at !== undefined && now >= at) {
+      const message =
+        activation.waiting!.deadlineAt === at
+          ? `nobody answered "${activation.node}" by its deadline, ${new Date(at).toISOString()}`
+          : `nobody answered "${activation.node}" within ${timeoutMs ?? at - record.openedAt} ms`;
       events.push({
         type: 'failed',
         activation: activation.id,
-        error: errorValue(where, 'WAIT_TIMEOUT', 'timeout', message),
+        error: errorValue(where, 'WAIT_TIMED_OUT', 'timeout', message),
         at: now,
       });
     }

@@ -19,6 +19,9 @@ import { resultOf } from './result.js';
 /** How long a drained drive lets its bodies finish before it stops them, by default. */
 export const defaultDrainGraceMs = 5_000;
 
+/** How soon a sleep must be due for a drive in process to sleep through it, with a store. */
+export const defaultHoldSleepsMs = 5_000;
+
 /** What the in-process host drives a run with: the caller's options, and where it records. */
 export interface InProcessOptions
   extends Pick<
@@ -33,6 +36,7 @@ export interface InProcessOptions
       | 'watch'
       | 'watchStates'
       | 'telemetry'
+      | 'holdSleepsMs'
     >,
     Omit<
       ExecutorOptions,
@@ -123,6 +127,10 @@ export async function driveInProcess(
         done,
       ),
     keep: (book) => book.scheduled(),
+    // Without a store nobody else could ever wake a sleep: this process sleeps through it.
+    holdSleepsMs:
+      options.holdSleepsMs ??
+      (store === undefined ? Number.POSITIVE_INFINITY : defaultHoldSleepsMs),
     onCommitted: (s, committed, at) => {
       if (segment !== undefined) tellStep(segment, graph, s.before, s.event, s.result, s.trace);
       if (watch === undefined) return;

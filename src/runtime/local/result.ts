@@ -1,5 +1,6 @@
 import type { CompiledGraph } from '../../graph/compiled.js';
 import { outputOf, publicState } from '../../graph/run-input.js';
+import { nextWake } from '../core/sleeping.js';
 import type { Snapshot } from '../core/snapshot.js';
 import type { RunResult } from '../run-types.js';
 import type { Trace } from '../watch/trace.js';
@@ -33,8 +34,13 @@ export function resultOf(
     case 'timed_out':
       return { ...base, status: snapshot.status, error: snapshot.error };
     case 'succeeded':
-    case 'waiting':
       return { ...base, status: snapshot.status };
+    case 'waiting': {
+      const wakesAt = nextWake(snapshot);
+      return wakesAt === undefined
+        ? { ...base, status: 'waiting' }
+        : { ...base, status: 'waiting', wakesAt };
+    }
     case 'running':
       throw new Error('waymark internal: a run was reported while still running');
   }

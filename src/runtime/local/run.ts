@@ -130,6 +130,10 @@ export function checkOptions(
   if (every !== undefined && !(Number.isInteger(every) && every > 0)) {
     bad('snapshotEvery', every, 'must be a whole number >= 1');
   }
+  const hold = options.holdSleepsMs;
+  if (hold !== undefined && !(typeof hold === 'number' && hold >= 0)) {
+    bad('holdSleepsMs', hold, 'must be a number of ms >= 0 (Infinity: sleep through every sleep)');
+  }
   const { leaseMs } = options;
   if (
     leaseMs !== undefined &&

@@ -6,7 +6,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { currentSnapshot } from '../codec/current.js';
 import { answerUpdate } from '../core/answer-update.js';
 import type { Snapshot } from '../core/snapshot.js';
-import type { WaitRequest } from '../engine/waits.js';
+import { dueAt, type WaitRequest } from '../engine/waits.js';
 import { checkMigrations } from './migrate.js';
 import { schemaMismatch } from './schema-mismatch.js';
 
@@ -27,6 +27,7 @@ export interface AnswerOptions {
  * `resume(store, graph, runId)` applies the answer as the node's update and continues.
  * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_NOT_RESUMABLE` (the run was cancelled),
  *   `WAIT_NOT_FOUND`, `WAIT_CLOSED` (nothing will apply an answer: its branch was cancelled),
+ *   `WAIT_EXPIRED` (its `timeoutMs` passed before this answer, whether or not a host closed it),
  *   `ANSWER_INVALID` (with the schema's issues), `WAIT_ALREADY_ANSWERED`, and with `graph`:
  *   `GRAPH_MISMATCH`, `STATE_VERSION_UNKNOWN` (the graph could not continue the run),
  *   `UPDATE_INVALID` / `WRITE_DENIED` / `NODE_FAILED` (the answer's update could not be
@@ -61,6 +62,8 @@ export async function answer(
       retryable: false,
     });
   }
+  const clock = options.clock ?? systemClock;
+  await refuseExpired(store, wait, clock.now());
   if (wait.answer === null && wait.closedAt) {
     throw new WaymarkError(
       'WAIT_CLOSED',
@@ -93,7 +96,6 @@ export async function answer(
   }
   if (graph !== undefined && snapshot !== undefined)
     refuseUnappliable(graph, snapshot, wait, value);
-  const clock = options.clock ?? systemClock;
   // The store records it only if nobody answered in between: one answer, first one wins.
   const answered = await store.answerWait(
     runId,
@@ -105,6 +107,26 @@ export async function answer(
   // A store that serves workers wakes the run with the answer, in the same transaction (the
   // WorkQueue contract): a crash or a lost connection between the two left it waiting for good.
   return answered;
+}
+
+/**
+ * Refuses an answer that comes after its wait's deadline: one a host already closed as timed
+ * out, or one past its due time that no host has closed yet (it will be: the timeout is what
+ * the run routes on, never a late answer).
+ */
+async function refuseExpired(store: Store, wait: WaitRecord, now: number): Promise<void> {
+  if (wait.answer !== null) return;
+  const timer = (await store.listTimers(wait.runId)).find((t) => t.id === `wait:${wait.requestId}`);
+  const { timeoutMs, deadlineAt } = JSON.parse(wait.request) as WaitRequest;
+  const due = timer?.at ?? dueAt(wait.openedAt, timeoutMs, deadlineAt);
+  if (due === undefined) return;
+  const expired = wait.closedAt ? wait.closedAt >= due : now >= due;
+  if (!expired) return;
+  throw new WaymarkError(
+    'WAIT_EXPIRED',
+    `wait "${wait.requestId}" of run "${wait.runId}" timed out at ${new Date(due).toISOString()}: the run goes on as if nobody answered, and a late answer is not recorded`,
+    { retryable: false, details: { runId: wait.runId, requestId: wait.requestId, dueAt: due } },
+  );
 }
 
 async function snapshotOf(

@@ -280,8 +280,20 @@ export function stepEvents(
       });
     } else if (command.type === 'abort') {
       bodies.push({ type: 'activation.cancelled', activations: command.activations });
-    } else {
+    } else if (command.type === 'closeWaits') {
       bodies.push({ type: 'wait.closed', requestIds: command.requestIds });
+    } else if (command.type === 'sleep' && command.activation.sleeping?.until !== undefined) {
+      // A sleep is an activation scheduled for later: its wake is its completion.
+      const a = command.activation;
+      bodies.push({
+        type: 'activation.scheduled',
+        activation: a.id,
+        node: a.node,
+        attempt: a.attempt,
+        parent: a.parent === null ? null : declaredActivation(a.parent),
+        ...(a.branch !== undefined && { branch: a.branch }),
+        notBefore: command.activation.sleeping.until,
+      });
     }
   }
   for (const a of after.pending) {
