@@ -12,6 +12,7 @@ import type { StreamEvent } from './runtime/watch/stream.js';
 export type {
   Memory,
   MemoryItem,
+  MemoryNamespaceOptions,
   MemoryPutOptions,
   MemoryScalar,
   MemorySearchOptions,
@@ -131,6 +132,9 @@ export class WaymarkClient {
         const { items } = await this.#json<{ items: WireItem[] }>('POST', '/memory/search', body);
         return items.map((item) => itemOf(item));
       },
+      listNamespaces: async (options = {}) =>
+        (await this.#json<{ namespaces: string[][] }>('POST', '/memory/namespaces', options))
+          .namespaces,
       delete: async (namespace, key) =>
         (await this.#json<{ deleted: boolean }>('DELETE', at(namespace, key))).deleted,
     };

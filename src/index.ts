@@ -25,6 +25,7 @@ export type { NodeKind } from './graph/kinds.js';
 export type {
   Memory,
   MemoryItem,
+  MemoryNamespaceOptions,
   MemoryPutOptions,
   MemoryScalar,
   MemorySearchOptions,
@@ -95,7 +96,11 @@ export type { RewindOptions } from './runtime/local/rewind.js';
 export { rewind } from './runtime/local/rewind.js';
 export { run } from './runtime/local/run.js';
 export { defaultMaxSteps } from './runtime/local/run-limits.js';
-export { defaultSearchLimit, memoryOf } from './runtime/memory/memory-of.js';
+export {
+  defaultNamespaceLimit,
+  defaultSearchLimit,
+  memoryOf,
+} from './runtime/memory/memory-of.js';
 export type { AnswerOptions } from './runtime/ops/answer.js';
 export { answer } from './runtime/ops/answer.js';
 export type { CancelOptions } from './runtime/ops/cancel.js';

@@ -34,8 +34,22 @@ export interface MemorySearchOptions {
   readonly offset?: number;
 }
 
+/** Options of {@link Memory.listNamespaces} (LangGraph's `listNamespaces`). */
+export interface MemoryNamespaceOptions {
+  /** Namespaces that start with these parts; `'*'` matches any one part. */
+  readonly prefix?: readonly string[];
+  /** Namespaces that end with these parts; `'*'` matches any one part. */
+  readonly suffix?: readonly string[];
+  /** Each namespace cut to its first `maxDepth` parts (the same one then listed once). */
+  readonly maxDepth?: number;
+  /** At most this many (default 100, as LangGraph). */
+  readonly limit?: number;
+  /** After skipping this many (default 0). */
+  readonly offset?: number;
+}
+
 /**
- * Namespaced items kept across runs: `memoryOf(store)` in a program, `ctx.memory` in a node
+ * Namespaced items kept across runs (LangGraph's `BaseStore`): `memoryOf(store)` in a program, `ctx.memory` in a node
  * body, whose writes are recorded in the run's effect ledger (a body run again after a crash or
  * a resume does not write twice). Namespaces are non-empty lists of non-empty parts without a
  * period or a control character; values are any JSON. Errors: `MEMORY_INVALID`.
@@ -61,4 +75,6 @@ export interface Memory {
   ): Promise<MemoryItem<V>[]>;
   /** Deletes the item; whether there was one. */
   delete(namespace: readonly string[], key: string): Promise<boolean>;
+  /** The namespaces that hold an item, in the order of a search, each once. */
+  listNamespaces(options?: MemoryNamespaceOptions): Promise<string[][]>;
 }

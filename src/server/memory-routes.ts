@@ -27,6 +27,12 @@ export function memoryRoutes(app: Hono, api: ApiContext): void {
     return c.json({ items: items.map(wireItem) });
   });
 
+  route(app, routes.listMemoryNamespaces, async (c) => {
+    const body = await bodyOf(c, routes.listMemoryNamespaces.body);
+    const options = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+    return c.json({ namespaces: await memory.listNamespaces(options) });
+  });
+
   route(app, routes.getMemory, async (c) => {
     const item = await memory.get(...address(c));
     return c.json({ item: item === undefined ? null : wireItem(item) });

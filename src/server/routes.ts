@@ -206,6 +206,16 @@ export const routes = {
     response: s.memorySearchResponse,
     refuses: ['MEMORY_INVALID'],
   },
+  listMemoryNamespaces: {
+    method: 'post',
+    path: '/memory/namespaces',
+    summary:
+      "The memory's namespaces, by prefix and suffix (`'*'`: any part), cut to a depth, paged",
+    body: s.memoryNamespacesBody,
+    status: 200,
+    response: s.memoryNamespaces,
+    refuses: ['MEMORY_INVALID'],
+  },
   getMemory: {
     method: 'get',
     path: '/memory/:namespace/:key',

@@ -318,6 +318,22 @@ export const memorySearchBody = z.strictObject({
 
 export const memorySearchResponse = z.object({ items: z.array(memoryItem) });
 
+export const memoryNamespacesBody = z.strictObject({
+  prefix: z
+    .array(z.string())
+    .optional()
+    .describe("namespaces that start with these parts ('*': any part)"),
+  suffix: z
+    .array(z.string())
+    .optional()
+    .describe("namespaces that end with these parts ('*': any part)"),
+  maxDepth: z.number().int().min(1).optional().describe('each namespace cut to this many parts'),
+  limit: z.number().int().min(0).max(1000).optional().describe('at most this many (default 100)'),
+  offset: z.number().int().min(0).optional().describe('after skipping this many (default 0)'),
+});
+
+export const memoryNamespaces = z.object({ namespaces: z.array(z.array(z.string())) });
+
 export const memoryDeleted = z.object({
   deleted: z.boolean().describe('whether there was such an item'),
 });

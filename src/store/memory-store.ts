@@ -358,6 +358,8 @@ export class MemoryStore implements Store, WorkQueue {
   readonly getItem: Store['getItem'] = (ns, key) => this.#items.getItem(ns, key);
   readonly searchItems: Store['searchItems'] = (search) => this.#items.searchItems(search);
   readonly deleteItem: Store['deleteItem'] = (ns, key) => this.#items.deleteItem(ns, key);
+  readonly listItemNamespaces: Store['listItemNamespaces'] = (p) =>
+    this.#items.listItemNamespaces(p);
 
   async registerWorker(worker: Parameters<WorkQueue['registerWorker']>[0]): Promise<void> {
     this.#queue.registerWorker(worker);

@@ -201,6 +201,9 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
   deleteItem(namespace: readonly string[], key: string): Promise<boolean> {
     return items.deleteItem(this.#db, namespace, key);
   }
+  listItemNamespaces(prefix: readonly string[]): Promise<string[][]> {
+    return items.listItemNamespaces(this.#db, prefix);
+  }
 
   // The work queue.
   registerWorker(worker: Parameters<WorkQueue['registerWorker']>[0]): Promise<void> {

@@ -457,6 +457,8 @@ export class SqliteStore implements Store, WorkQueue {
   readonly getItem: Store['getItem'] = (ns, key) => this.#items.getItem(ns, key);
   readonly searchItems: Store['searchItems'] = (search) => this.#items.searchItems(search);
   readonly deleteItem: Store['deleteItem'] = (ns, key) => this.#items.deleteItem(ns, key);
+  readonly listItemNamespaces: Store['listItemNamespaces'] = (p) =>
+    this.#items.listItemNamespaces(p);
 
   // The work queue: internal/sqlite-queue.ts.
   readonly registerWorker: WorkQueue['registerWorker'] = (w) => this.#queue.registerWorker(w);

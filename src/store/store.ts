@@ -525,6 +525,8 @@ export interface ItemStore {
   searchItems(search: ItemSearch): Promise<ItemRecord[]>;
   /** Deletes the item; whether there was a live one. */
   deleteItem(namespace: readonly string[], key: string): Promise<boolean>;
+  /** The namespaces that hold a live item, under `prefix` (`[]`: all), each once, in the order of a search. */
+  listItemNamespaces(prefix: readonly string[]): Promise<string[][]>;
 }
 
 /**

@@ -234,6 +234,8 @@ describe('waymark/client memory', () => {
     expect((await api.memory.search(['users'], { limit: 1, offset: 1 })).map((i) => i.key)).toEqual(
       ['prefs/ui'],
     );
+    expect(await api.memory.listNamespaces({ prefix: ['users'] })).toEqual([ns, ['users', 'u2']]);
+    expect(await api.memory.listNamespaces({ suffix: ['u2'], maxDepth: 1 })).toEqual([['users']]);
     expect(await api.memory.delete(ns, 'prefs/ui')).toBe(true);
     expect(await api.memory.get(ns, 'prefs/ui')).toBeUndefined();
     expect(await api.memory.delete(ns, 'prefs/ui')).toBe(false);

@@ -2,6 +2,7 @@ import { WaymarkError } from '../../error/waymark-error.js';
 import type {
   Memory,
   MemoryItem,
+  MemoryNamespaceOptions,
   MemoryPutOptions,
   MemorySearchOptions,
 } from '../../graph/memory.js';
@@ -39,7 +40,56 @@ export function memoryOf(store: ItemStore): Memory {
     search: async <V>(prefix: readonly string[], options?: MemorySearchOptions) =>
       (await store.searchItems(searchOf(prefix, options))).map((item) => readItem<V>(item)),
     delete: (namespace, key) => store.deleteItem(namespace, key),
+    listNamespaces: (options) => namespacesOf(store, options),
   };
+}
+
+/** How many namespaces a listing returns when it does not say: LangGraph's default. */
+export const defaultNamespaceLimit = 100;
+
+/**
+ * LangGraph's `listNamespaces`: the store lists the namespaces under the literal part of the
+ * prefix (up to its first `'*'`); the wildcards, the suffix, the depth and the page are applied
+ * here, on that list.
+ */
+async function namespacesOf(
+  store: ItemStore,
+  options: MemoryNamespaceOptions = {},
+): Promise<string[][]> {
+  const { prefix = [], suffix = [], maxDepth, limit = defaultNamespaceLimit, offset = 0 } = options;
+  for (const [name, n] of [
+    ['maxDepth', maxDepth],
+    ['limit', limit],
+    ['offset', offset],
+  ] as const) {
+    if (n !== undefined && !(Number.isSafeInteger(n) && n >= (name === 'maxDepth' ? 1 : 0)))
+      throw new WaymarkError(
+        'MEMORY_INVALID',
+        `a namespace listing's ${name} must be a whole number`,
+        {
+          retryable: false,
+          details: { [name]: n },
+        },
+      );
+  }
+  const star = prefix.indexOf('*');
+  const literal = star === -1 ? prefix : prefix.slice(0, star);
+  const matches = (parts: readonly string[], ns: readonly string[]) =>
+    parts.every((part, i) => part === '*' || ns[i] === part);
+  const listed: string[][] = [];
+  const seen = new Set<string>();
+  for (const ns of await store.listItemNamespaces(literal)) {
+    if (ns.length < prefix.length || !matches(prefix, ns)) continue;
+    if (ns.length < suffix.length || !matches(suffix, ns.slice(ns.length - suffix.length)))
+      continue;
+    const cut = maxDepth === undefined ? ns : ns.slice(0, maxDepth);
+    // Cut namespaces of a sorted list stay sorted; each is listed once.
+    const id = JSON.stringify(cut);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    listed.push(cut);
+  }
+  return listed.slice(offset, offset + limit);
 }
 
 /** The item a put writes, its value checked and encoded. */

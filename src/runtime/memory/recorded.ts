@@ -37,6 +37,7 @@ export function recordedMemory(ledger: EffectLedger, scope: MemoryScope): Memory
   };
   return {
     get: reads.get,
+    listNamespaces: reads.listNamespaces,
     search: <V>(prefix: readonly string[], options?: MemorySearchOptions) =>
       reads.search<V>(prefix, options),
     put: async <V>(

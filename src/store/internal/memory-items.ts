@@ -3,7 +3,9 @@ import {
   byteOrder,
   checkAddress,
   checkItem,
+  checkNamespace,
   checkSearch,
+  decodeNamespace,
   encodeNamespace,
   matchesFilter,
   prefixRange,
@@ -65,6 +67,16 @@ export class MemoryItems implements ItemStore {
     const offset = search.offset ?? 0;
     const end = search.limit === undefined ? undefined : offset + search.limit;
     return found.slice(offset, end).map((row) => row.item);
+  }
+
+  async listItemNamespaces(prefix: readonly string[]): Promise<string[][]> {
+    checkNamespace(prefix, true);
+    const { from } = prefixRange(prefix);
+    const now = this.#now();
+    const found = new Set<string>();
+    for (const row of this.#rows.values())
+      if (!expired(row.item, now) && row.ns.startsWith(from)) found.add(row.ns);
+    return [...found].sort(byteOrder).map(decodeNamespace);
   }
 
   async deleteItem(namespace: readonly string[], key: string): Promise<boolean> {

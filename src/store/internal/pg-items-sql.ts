@@ -48,6 +48,8 @@ export function itemTexts(s: string) {
           SELECT 1 FROM jsonb_each($3::jsonb) f
           WHERE (i.value::jsonb -> f.key) IS DISTINCT FROM f.value)))
       ORDER BY ns, key LIMIT $4 OFFSET $5`,
+    listItemNamespaces: `SELECT DISTINCT ns FROM ${s}.items
+      WHERE ns >= $1 AND ($2::text IS NULL OR ns < $2) AND ${live} ORDER BY ns`,
     deleteItem: `DELETE FROM ${s}.items WHERE ns = $1 AND key = $2
       RETURNING expires_at IS NULL OR expires_at > ${nowMs} AS live`,
   };

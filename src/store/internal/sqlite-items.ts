@@ -3,6 +3,7 @@ import type { ItemRecord, ItemSearch, ItemStore, NewItem } from '../store.js';
 import {
   checkAddress,
   checkItem,
+  checkNamespace,
   checkSearch,
   decodeNamespace,
   encodeNamespace,
@@ -39,6 +40,8 @@ const sql = {
             AND (v.type = f.type
               OR (v.type IN ('integer', 'real') AND f.type IN ('integer', 'real')))))))
     ORDER BY ns, key LIMIT :limit OFFSET :offset`,
+  namespaces: `SELECT DISTINCT ns FROM items
+    WHERE ns >= :from AND (:to IS NULL OR ns < :to) AND ${live} ORDER BY ns`,
   delete: `DELETE FROM items WHERE ns = :ns AND key = :key RETURNING expires_at`,
 } as const;
 
@@ -93,6 +96,15 @@ export class SqliteItems implements ItemStore {
           offset: search.offset ?? 0,
         })
         .map(readItem),
+    );
+  }
+
+  async listItemNamespaces(prefix: readonly string[]): Promise<string[][]> {
+    checkNamespace(prefix, true);
+    return this.#run((s) =>
+      (s.namespaces.all({ ...prefixRange(prefix), now: this.#now() }) as { ns: string }[]).map(
+        (row) => decodeNamespace(row.ns),
+      ),
     );
   }
 

@@ -154,6 +154,19 @@ export function itemsSuite(t: Section): void {
       await rejectsWith(put(['t'], 'k', 1, Number.NaN), 'MEMORY_INVALID');
     });
 
+    it('lists each namespace that holds a live item once, under a whole-part prefix, in order', async () => {
+      await put(['a', 'b'], 'k1', 1);
+      await put(['a', 'b'], 'k2', 1);
+      await put(['a'], 'k', 1);
+      await put(['ab'], 'k', 1);
+      await put(['a', 'c'], 'brief', 1, 1);
+      await sleep(30);
+      expect(await t.store.listItemNamespaces([])).toEqual([['a'], ['a', 'b'], ['ab']]);
+      expect(await t.store.listItemNamespaces(['a'])).toEqual([['a'], ['a', 'b']]);
+      expect(await t.store.listItemNamespaces(['a', 'b', 'c'])).toEqual([]);
+      await rejectsWith(t.store.listItemNamespaces(['a.b']), 'MEMORY_INVALID');
+    });
+
     it('an item put again after it expired is a new one; a put without ttlMs never expires', async () => {
       const old = await put(['t'], 'k', { v: 1 }, 1);
       await sleep(30);

@@ -4,6 +4,7 @@ import type { ItemRecord, ItemSearch, NewItem } from '../../store.js';
 import {
   checkAddress,
   checkItem,
+  checkNamespace,
   checkSearch,
   decodeNamespace,
   encodeNamespace,
@@ -41,6 +42,16 @@ export async function searchItems(db: PgConnection, search: ItemSearch): Promise
     search.offset ?? 0,
   ]);
   return rows.map(readItem);
+}
+
+export async function listItemNamespaces(
+  db: PgConnection,
+  prefix: readonly string[],
+): Promise<string[][]> {
+  checkNamespace(prefix, true);
+  const { from, to } = prefixRange(prefix);
+  const { rows } = await db.query(db.sql.listItemNamespaces, [from, to]);
+  return rows.map((row) => decodeNamespace(String(row.ns)));
 }
 
 export async function deleteItem(
