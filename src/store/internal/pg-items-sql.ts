@@ -25,13 +25,14 @@ const columns = 'ns, key, value, created_at, updated_at, expires_at';
 export function itemTexts(s: string) {
   const live = `(expires_at IS NULL OR expires_at > ${nowMs})`;
   return {
-    // $1 ns, $2 key, $3 value, $4 ttl ms or null. The sweep leaves this put's own row alone:
-    // one statement cannot both delete and update a row. An item written over once it has
-    // expired is a new one: its createdAt is this put's.
+    // $1 ns, $2 key, $3 value, $4 ttl ms or null. The sweep leaves this put's own row alone
+    // (one statement cannot both delete and update a row) and the rows another put is sweeping
+    // (SKIP LOCKED: two puts never wait for, nor deadlock on, each other's sweep). An item
+    // written over once it has expired is a new one: its createdAt is this put's.
     putItem: `WITH swept AS (
         DELETE FROM ${s}.items WHERE ctid IN (
-          SELECT ctid FROM ${s}.items WHERE expires_at <= ${nowMs} LIMIT 100)
-          AND (ns, key) <> ($1, $2))
+          SELECT ctid FROM ${s}.items WHERE expires_at <= ${nowMs} AND (ns, key) <> ($1, $2)
+          LIMIT 100 FOR UPDATE SKIP LOCKED))
       INSERT INTO ${s}.items AS i (${columns})
         VALUES ($1, $2, $3, ${nowMs}, ${nowMs}, ${nowMs} + $4::double precision)
       ON CONFLICT (ns, key) DO UPDATE SET value = EXCLUDED.value,
