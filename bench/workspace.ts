@@ -17,6 +17,7 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { memoryLedger } from '../src/effects/ledger.js';
+import { MemoryStore } from '../src/store/memory-store.js';
 import { mergePatches } from '../src/workspace/merge.js';
 import { openWorkspace } from '../src/workspace/session.js';
 import { check, compare, numberFromEnv, progress, settingsFromEnv } from './lib/measure.js';
@@ -56,7 +57,7 @@ let run = 0;
 
 async function workspaces(): Promise<Record<string, number>> {
   const runId = `bench-${++run}`;
-  const ledger = memoryLedger();
+  const ledger = memoryLedger(new MemoryStore());
   const def = { repo, base: 'main', patch: 'code' } as const;
   const branch = async (name: string, file: string) => {
     const t0 = performance.now();

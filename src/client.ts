@@ -5,9 +5,18 @@
 
 import type { ErrorCode } from './error/codes.js';
 import { WaymarkError } from './error/waymark-error.js';
+import type { Memory, MemoryItem } from './graph/memory.js';
 import type { Plan } from './runtime/ops/plan.js';
 import type { StreamEvent } from './runtime/watch/stream.js';
 
+export type {
+  Memory,
+  MemoryItem,
+  MemoryNamespaceOptions,
+  MemoryPutOptions,
+  MemoryScalar,
+  MemorySearchOptions,
+} from './graph/memory.js';
 /** Options of {@link WaymarkClient}. */
 export type { Cost } from './runtime/ops/expected.js';
 export type { Plan, PlanStep } from './runtime/ops/plan.js';
@@ -81,11 +90,54 @@ export class WaymarkClient {
   readonly #fetch: typeof fetch;
   readonly #reconnectMs: number;
 
+  /**
+   * The memory kept across runs in the server's store, as `memoryOf(store)` gives it: `put`,
+   * `get`, `search`, `delete` (`PUT`, `GET`, `POST .../search`, `DELETE` under `/memory`).
+   *
+   * @example
+   * await api.memory.put(['users', 'u1'], 'prefs', { theme: 'dark' });
+   * const found = await api.memory.search(['users'], { filter: { theme: 'dark' } });
+   */
+  readonly memory: Memory;
+
   constructor(options: ClientOptions) {
     this.#url = options.url.replace(/\/+$/, '');
     this.#token = options.token;
     this.#fetch = options.fetch ?? fetch;
     this.#reconnectMs = options.reconnectMs ?? 200;
+    this.memory = this.#memory();
+  }
+
+  #memory(): Memory {
+    // The parts joined by periods, which no part may hold: one that does (or no part at all)
+    // would name another namespace, so it is refused here, as the server would refuse it.
+    const at = (ns: readonly string[], key: string) => {
+      if (ns.length === 0 || ns.some((part) => part.includes('.')))
+        throw new WaymarkError(
+          'MEMORY_INVALID',
+          'a memory namespace must be a non-empty list of parts without a period (.)',
+          { retryable: false, details: { namespace: [...ns] } },
+        );
+      return `/memory/${encodeURIComponent(ns.join('.'))}/${encodeURIComponent(key)}`;
+    };
+    return {
+      put: async (namespace, key, value, options = {}) =>
+        itemOf(await this.#json('PUT', at(namespace, key), { value, ...options })),
+      get: async (namespace, key) => {
+        const { item } = await this.#json<{ item: WireItem | null }>('GET', at(namespace, key));
+        return item === null ? undefined : itemOf(item);
+      },
+      search: async (prefix, options = {}) => {
+        const body = { prefix, ...options };
+        const { items } = await this.#json<{ items: WireItem[] }>('POST', '/memory/search', body);
+        return items.map((item) => itemOf(item));
+      },
+      listNamespaces: async (options = {}) =>
+        (await this.#json<{ namespaces: string[][] }>('POST', '/memory/namespaces', options))
+          .namespaces,
+      delete: async (namespace, key) =>
+        (await this.#json<{ deleted: boolean }>('DELETE', at(namespace, key))).deleted,
+    };
   }
 
   start(
@@ -305,6 +357,23 @@ async function* sseEvents(res: Response): AsyncGenerator<StreamEvent, void, unde
 /** A point in time the API gave (ISO 8601; a number from a server before it wrote ISO). */
 function msOf(value: unknown): number {
   return typeof value === 'number' ? value : Date.parse(String(value));
+}
+
+type WireItem = Omit<MemoryItem, 'createdAt' | 'updatedAt' | 'expiresAt'> & {
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly expiresAt: string | null;
+};
+
+/** A memory item from the wire, its times in ms. */
+function itemOf<V>(wire: WireItem): MemoryItem<V> {
+  return {
+    ...wire,
+    value: wire.value as V,
+    createdAt: msOf(wire.createdAt),
+    updatedAt: msOf(wire.updatedAt),
+    expiresAt: wire.expiresAt === null ? null : msOf(wire.expiresAt),
+  };
 }
 
 function runOf(run: ApiRun): ApiRun {

@@ -26,6 +26,14 @@ export { END } from './graph/end.js';
 export type { BestPolicy, JoinPolicyInput } from './graph/join.js';
 export { all, any, best, patches, quorum } from './graph/join.js';
 export type { NodeKind } from './graph/kinds.js';
+export type {
+  Memory,
+  MemoryItem,
+  MemoryNamespaceOptions,
+  MemoryPutOptions,
+  MemoryScalar,
+  MemorySearchOptions,
+} from './graph/memory.js';
 export type { NodeDefaults } from './graph/node-defaults.js';
 export type { PersonNode, PersonOptions } from './graph/person.js';
 export { person } from './graph/person.js';
@@ -94,6 +102,11 @@ export type { RewindOptions } from './runtime/local/rewind.js';
 export { rewind } from './runtime/local/rewind.js';
 export { run } from './runtime/local/run.js';
 export { defaultMaxSteps } from './runtime/local/run-limits.js';
+export {
+  defaultNamespaceLimit,
+  defaultSearchLimit,
+  memoryOf,
+} from './runtime/memory/memory-of.js';
 export type { AnswerOptions } from './runtime/ops/answer.js';
 export { answer } from './runtime/ops/answer.js';
 export type { CancelOptions } from './runtime/ops/cancel.js';
@@ -147,12 +160,17 @@ export type {
   EffectStore,
   FinishedTask,
   InboxRecord,
+  ItemRecord,
+  ItemScalar,
+  ItemSearch,
+  ItemStore,
   Lease,
   LeaseClaim,
   LeaseRecord,
   LoadedRun,
   MemoRecord,
   MemoStore,
+  NewItem,
   NewRun,
   RunFilter,
   RunLog,

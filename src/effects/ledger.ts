@@ -1,11 +1,13 @@
 import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
-import type { Store } from '../store/store.js';
+import type { ItemStore, Store } from '../store/store.js';
 
 /**
  * Where the results of a run's effects are recorded, by idempotency key. Backed by the run's
  * store when it has one, else by memory for the life of the run.
  */
 export interface EffectLedger {
+  /** The memory items `ctx.memory` reads, and writes as effects of this ledger: the run's store's. */
+  readonly items: ItemStore;
   /** The recorded result (JSON) of a key, if any. `signal`: the attempt's, which ends waiting. */
   get(key: string, signal?: AbortSignal): Promise<string | undefined>;
   /** Records a result unless the key has one already; returns the result that stands. */
@@ -36,6 +38,7 @@ const backoffCapMs = 2_000;
  */
 export function storeLedger(store: Store, runId: string, now: () => number): EffectLedger {
   return {
+    items: store,
     get: (key, signal) =>
       patiently(async () => (await store.getEffect(runId, key))?.result, signal),
     record: (key, result, signal) =>
@@ -75,10 +78,11 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** A ledger that lives as long as the run object that holds it. */
-export function memoryLedger(): EffectLedger {
+/** A ledger that lives as long as the run object that holds it, with `items` for memory. */
+export function memoryLedger(items: ItemStore): EffectLedger {
   const results = new Map<string, string>();
   return {
+    items,
     get: async (key) => results.get(key),
     record: async (key, result) => {
       const standing = results.get(key);

@@ -76,6 +76,8 @@ export const errorCodes = [
   'WAIT_EXPIRED',
   'WAIT_CLOSED',
   'ANSWER_INVALID',
+  // the memory store kept across runs (ctx.memory, memoryOf)
+  'MEMORY_INVALID',
   // the command line
   'USAGE_INVALID',
   'GRAPH_FILE_INVALID',

@@ -1,6 +1,7 @@
 import type { ErrorClass } from '../error/codes.js';
 import type { ErrorValue } from '../error/error-value.js';
 import type { NodeKind } from './kinds.js';
+import type { Memory } from './memory.js';
 import type { Patch, WorkspaceDef } from './workspace.js';
 
 /**
@@ -321,6 +322,16 @@ export interface NodeContext<C = unknown> {
   readonly model: string | undefined;
   /** The node's working copy, when it declares `workspace`; undefined otherwise. */
   readonly workspace?: Workspace | undefined;
+  /**
+   * The memory kept across runs, in the run's store (a run without a store: for the run only).
+   * Reads go to the store; a put or a delete is recorded in the effect ledger, keyed by this
+   * activation, the address and how many times this attempt wrote it before, so a body run
+   * again after a crash, a retry or a resume does not write twice.
+   *
+   * @example
+   * await ctx.memory.put(['users', s.userId], 'last-topic', { topic: s.topic });
+   */
+  readonly memory: Memory;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Store } from '../store/store.js';
 import { apiContext } from './api-context.js';
 import { driveRoutes } from './drive-routes.js';
 import { httpError } from './http-errors.js';
+import { memoryRoutes } from './memory-routes.js';
 import { openApiDocument } from './openapi.js';
 import { pageRoutes } from './page-routes.js';
 import { readRoutes } from './read-routes.js';
@@ -112,7 +113,7 @@ export function createApp(options: AppOptions): App {
       '*',
       cors({
         origin: [...options.corsOrigins],
-        allowMethods: ['GET', 'POST'],
+        allowMethods: ['GET', 'POST', 'PUT', 'DELETE'],
         allowHeaders: ['authorization', 'content-type', 'last-event-id'],
         maxAge: 600,
       }),
@@ -148,6 +149,7 @@ export function createApp(options: AppOptions): App {
 
   readRoutes(app, api);
   driveRoutes(app, api);
+  memoryRoutes(app, api);
   pageRoutes(app, api);
   const wakePollMs = options.wakePollMs ?? defaultWakePollMs;
   const stopWaking = wakePollMs > 0 ? wakeDue(api, wakePollMs) : () => {};

@@ -13,6 +13,7 @@ const statusOf: Partial<Record<ErrorCode, number>> = {
   CONTEXT_INVALID: 400,
   OPTIONS_INVALID: 400,
   ANSWER_INVALID: 400,
+  MEMORY_INVALID: 400,
   RUN_EXISTS: 409,
   RUN_OWNED: 409,
   RUN_NOT_RESUMABLE: 409,

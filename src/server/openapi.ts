@@ -22,7 +22,7 @@ export function openApiDocument(version: string) {
       title: 'waymark',
       version,
       description:
-        'Runs of waymark graphs: start, list, read, follow live (Server-Sent Events), answer waits, cancel, resume, continue, patch. Every route takes `Authorization: Bearer <token>`; a refusal is `{ error: { code, message, details } }` with a stable code.',
+        'Runs of waymark graphs: start, list, read, follow live (Server-Sent Events), answer waits, cancel, resume, continue, patch; and the memory kept across runs. Every route takes `Authorization: Bearer <token>`; a refusal is `{ error: { code, message, details } }` with a stable code.',
     },
     security: [{ bearer: [] }],
     components: {

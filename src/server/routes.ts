@@ -3,7 +3,7 @@ import * as s from './schemas.js';
 
 /** One route of the API: what it takes and gives, for its handler and the OpenAPI document. */
 export interface RouteSpec {
-  readonly method: 'get' | 'post';
+  readonly method: 'get' | 'post' | 'put' | 'delete';
   /** Hono's form: `/runs/:id`. */
   readonly path: string;
   readonly summary: string;
@@ -204,6 +204,51 @@ export const routes = {
     status: 202,
     response: s.moved,
     refuses: [...run, 'OPTIONS_INVALID', 'RUN_EXISTS'],
+  },
+  searchMemory: {
+    method: 'post',
+    path: '/memory/search',
+    summary:
+      'Items of the memory kept across runs under a namespace prefix, by namespace then key, filtered and paged',
+    body: s.memorySearchBody,
+    status: 200,
+    response: s.memorySearchResponse,
+    refuses: ['MEMORY_INVALID'],
+  },
+  listMemoryNamespaces: {
+    method: 'post',
+    path: '/memory/namespaces',
+    summary:
+      "The memory's namespaces, by prefix and suffix (`'*'`: any part), cut to a depth, paged",
+    body: s.memoryNamespacesBody,
+    status: 200,
+    response: s.memoryNamespaces,
+    refuses: ['MEMORY_INVALID'],
+  },
+  getMemory: {
+    method: 'get',
+    path: '/memory/:namespace/:key',
+    summary: 'One item of the memory (`namespace`: its parts joined by periods, `users.u1`)',
+    status: 200,
+    response: s.memoryItemResponse,
+    refuses: ['MEMORY_INVALID'],
+  },
+  putMemory: {
+    method: 'put',
+    path: '/memory/:namespace/:key',
+    summary: 'Writes an item of the memory, with an optional time to live',
+    body: s.memoryPutBody,
+    status: 200,
+    response: s.memoryItem,
+    refuses: ['MEMORY_INVALID'],
+  },
+  deleteMemory: {
+    method: 'delete',
+    path: '/memory/:namespace/:key',
+    summary: 'Deletes an item of the memory',
+    status: 200,
+    response: s.memoryDeleted,
+    refuses: ['MEMORY_INVALID'],
   },
   watchRuns: {
     method: 'get',

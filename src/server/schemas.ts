@@ -291,3 +291,61 @@ export const streamEvent = z
   })
   .loose()
   .describe('one event of the stream; docs/streaming.md lists each type and its fields');
+
+// The memory kept across runs (docs/memory.md). A namespace in a path is its parts joined by
+// periods (`users.u1`), which no part holds; each part and the key percent-encoded.
+
+const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+export const memoryItem = z.object({
+  namespace: z.array(z.string()),
+  key: z.string(),
+  value: z.unknown().describe('any JSON'),
+  createdAt: at('when the item was first put'),
+  updatedAt: at('when it was last put'),
+  expiresAt: at('when it stops being returned').nullable(),
+});
+
+export const memoryItemResponse = z.object({
+  item: memoryItem.nullable().describe('null: there is no such item, or it expired'),
+});
+
+export const memoryPutBody = z.strictObject({
+  value: z.unknown().describe('any JSON'),
+  ttlMs: z.number().positive().optional().describe('expires this long after the put'),
+});
+
+export const memorySearchBody = z.strictObject({
+  prefix: z
+    .array(z.string())
+    .default([])
+    .describe('namespace prefix, in whole parts; [] (the default): every item'),
+  filter: z
+    .record(z.string(), scalar)
+    .optional()
+    .describe('top-level fields of the value, each equal to the scalar'),
+  limit: z.number().int().min(0).max(1000).optional().describe('at most this many (default 10)'),
+  offset: z.number().int().min(0).optional().describe('after skipping this many (default 0)'),
+});
+
+export const memorySearchResponse = z.object({ items: z.array(memoryItem) });
+
+export const memoryNamespacesBody = z.strictObject({
+  prefix: z
+    .array(z.string())
+    .optional()
+    .describe("namespaces that start with these parts ('*': any part)"),
+  suffix: z
+    .array(z.string())
+    .optional()
+    .describe("namespaces that end with these parts ('*': any part)"),
+  maxDepth: z.number().int().min(1).optional().describe('each namespace cut to this many parts'),
+  limit: z.number().int().min(0).max(1000).optional().describe('at most this many (default 100)'),
+  offset: z.number().int().min(0).optional().describe('after skipping this many (default 0)'),
+});
+
+export const memoryNamespaces = z.object({ namespaces: z.array(z.array(z.string())) });
+
+export const memoryDeleted = z.object({
+  deleted: z.boolean().describe('whether there was such an item'),
+});

@@ -7,6 +7,7 @@ import {
   runOwned,
   takeLease,
 } from './internal/leases.js';
+import { MemoryItems } from './internal/memory-items.js';
 import { MemoryQueue } from './internal/memory-queue.js';
 import { waitClosed } from './internal/waits.js';
 import type {
@@ -49,7 +50,7 @@ interface RunRows {
 
 /** Options of a {@link MemoryStore}. */
 export interface MemoryStoreOptions {
-  /** The store's clock, which alone decides when a lease expires. Default `Date.now`. */
+  /** The store's clock, which alone decides when a lease or a memory item expires. Default `Date.now`. */
   readonly now?: () => number;
 }
 
@@ -68,10 +69,12 @@ export class MemoryStore implements Store, WorkQueue {
   readonly #memos: MemoRecord[] = [];
   readonly #now: () => number;
   readonly #queue: MemoryQueue;
+  readonly #items: MemoryItems;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#now = options.now ?? Date.now;
     this.#queue = new MemoryQueue(this.#now);
+    this.#items = new MemoryItems(this.#now);
   }
 
   async createRun(run: NewRun): Promise<void> {
@@ -349,6 +352,14 @@ export class MemoryStore implements Store, WorkQueue {
     this.#memos.splice(0, before, ...kept);
     return before - kept.length;
   }
+
+  // The memory items kept across runs: internal/memory-items.ts.
+  readonly putItem: Store['putItem'] = (item) => this.#items.putItem(item);
+  readonly getItem: Store['getItem'] = (ns, key) => this.#items.getItem(ns, key);
+  readonly searchItems: Store['searchItems'] = (search) => this.#items.searchItems(search);
+  readonly deleteItem: Store['deleteItem'] = (ns, key) => this.#items.deleteItem(ns, key);
+  readonly listItemNamespaces: Store['listItemNamespaces'] = (p) =>
+    this.#items.listItemNamespaces(p);
 
   async registerWorker(worker: Parameters<WorkQueue['registerWorker']>[0]): Promise<void> {
     this.#queue.registerWorker(worker);

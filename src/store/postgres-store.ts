@@ -1,4 +1,5 @@
 import { PgConnection } from './internal/pg/connection.js';
+import * as items from './internal/pg/items.js';
 import * as own from './internal/pg/ownership.js';
 import * as records from './internal/pg/records.js';
 import * as log from './internal/pg/run-log.js';
@@ -13,10 +14,13 @@ import type {
   EffectRecord,
   FinishedTask,
   InboxRecord,
+  ItemRecord,
+  ItemSearch,
   Lease,
   LeaseClaim,
   LoadedRun,
   MemoRecord,
+  NewItem,
   NewRun,
   RunCommits,
   RunFilter,
@@ -182,6 +186,23 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
 
   clearMemos(graph: string, node?: string): Promise<number> {
     return records.clearMemos(this.#db, graph, node);
+  }
+
+  // The memory items kept across runs.
+  putItem(item: NewItem): Promise<ItemRecord> {
+    return items.putItem(this.#db, item);
+  }
+  getItem(namespace: readonly string[], key: string): Promise<ItemRecord | undefined> {
+    return items.getItem(this.#db, namespace, key);
+  }
+  searchItems(search: ItemSearch): Promise<ItemRecord[]> {
+    return items.searchItems(this.#db, search);
+  }
+  deleteItem(namespace: readonly string[], key: string): Promise<boolean> {
+    return items.deleteItem(this.#db, namespace, key);
+  }
+  listItemNamespaces(prefix: readonly string[]): Promise<string[][]> {
+    return items.listItemNamespaces(this.#db, prefix);
   }
 
   // The work queue.

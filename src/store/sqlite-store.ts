@@ -23,10 +23,11 @@ import {
   unavailable,
   unreadableFile,
 } from './internal/sqlite-errors.js';
+import { SqliteItems } from './internal/sqlite-items.js';
 import { openFile, ownSchemaOrNone } from './internal/sqlite-open.js';
 import { type SqliteStoreOptions, sqliteOptions } from './internal/sqlite-options.js';
 import { SqliteQueue } from './internal/sqlite-queue.js';
-import { leaseLostMessage, refusedMessage, statements } from './internal/sqlite-sql.js';
+import { leaseLostMessage, prefixed, refusedMessage, statements } from './internal/sqlite-sql.js';
 import { waitClosed } from './internal/waits.js';
 import type {
   Commit,
@@ -85,6 +86,7 @@ export class SqliteStore implements Store, WorkQueue {
   readonly #db: Database.Database;
   readonly #sql: Statements;
   readonly #queue: SqliteQueue;
+  readonly #items: SqliteItems;
   /** Run numbers by run id, newest last: a number never changes once the run exists. */
   readonly #numbers = new Map<string, number>();
   readonly #now: () => number;
@@ -122,6 +124,7 @@ export class SqliteStore implements Store, WorkQueue {
       throw unreadableFile(this.path, error);
     }
     this.#db = db;
+    this.#items = new SqliteItems(db, this.path, () => this.#now());
     this.#queue = new SqliteQueue(db, {
       now: () => this.#now(),
       write: (fn) => this.#write(fn),
@@ -449,6 +452,14 @@ export class SqliteStore implements Store, WorkQueue {
   readonly clearMemos: Store['clearMemos'] = async (graph, node) =>
     this.#sql.clearMemos.run(graph, node ?? null, node ?? null).changes;
 
+  // The memory items kept across runs: internal/sqlite-items.ts.
+  readonly putItem: Store['putItem'] = (item) => this.#items.putItem(item);
+  readonly getItem: Store['getItem'] = (ns, key) => this.#items.getItem(ns, key);
+  readonly searchItems: Store['searchItems'] = (search) => this.#items.searchItems(search);
+  readonly deleteItem: Store['deleteItem'] = (ns, key) => this.#items.deleteItem(ns, key);
+  readonly listItemNamespaces: Store['listItemNamespaces'] = (p) =>
+    this.#items.listItemNamespaces(p);
+
   // The work queue: internal/sqlite-queue.ts.
   readonly registerWorker: WorkQueue['registerWorker'] = (w) => this.#queue.registerWorker(w);
   readonly unregisterWorker: WorkQueue['unregisterWorker'] = (id) =>
@@ -584,16 +595,4 @@ export class SqliteStore implements Store, WorkQueue {
     // The head is itself the row at the run's seq, so the events cannot end before it.
     return events;
   }
-}
-
-/** A leases row with its columns named as in a run row's join (`lease_owner`, ...). */
-function prefixed(row: Row | undefined): Row {
-  if (row === undefined) return {};
-  return {
-    lease_owner: row.owner,
-    lease_host: row.host,
-    lease_pid: row.pid,
-    lease_epoch: row.epoch,
-    lease_expires_at: row.expires_at,
-  };
 }

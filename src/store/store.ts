@@ -1,9 +1,10 @@
 /**
  * The persistence contract every store implements (memory, SQLite, PostgreSQL), split by
- * concern: the run log, run ownership (leases), timers, effects, waits and memos. Stores see
- * encoded data only: ids, numbers and JSON strings. Typing, validation and the meaning of the
- * JSON live one layer up, in the runtime, so every store stays small and behaves the same.
- * One conformance suite (`storeConformance` in `waymark/testing`) holds every store to it.
+ * concern: the run log, run ownership (leases), timers, effects, waits, memos and the memory
+ * items kept across runs. Stores see encoded data only: ids, numbers and JSON strings. Typing,
+ * validation and the meaning of the JSON live one layer up, in the runtime, so every store
+ * stays small and behaves the same. One conformance suite (`storeConformance` in
+ * `waymark/testing`) holds every store to it.
  *
  * History is event-sourced: each step of a run commits ONE row, its event (which carries the
  * node's update, so its size follows the update, not the state), in one transaction with the
@@ -470,6 +471,64 @@ export interface MemoStore {
   clearMemos(graph: string, node?: string): Promise<number>;
 }
 
+/** A value a search filter compares a top-level field of an item's value with. */
+export type ItemScalar = string | number | boolean | null;
+
+/**
+ * One item of the memory store kept across runs (LangGraph's `BaseStore` item): a JSON value
+ * under a namespace (a path of parts, `['users', 'u1', 'prefs']`) and a key. Times are ms since
+ * the epoch by the store's clock.
+ */
+export interface ItemRecord {
+  readonly namespace: readonly string[];
+  readonly key: string;
+  /** JSON of the value. */
+  readonly value: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** When it stops being returned, by the store's clock; null: never. */
+  readonly expiresAt: number | null;
+}
+
+/** What `putItem` writes. */
+export interface NewItem {
+  readonly namespace: readonly string[];
+  readonly key: string;
+  /** JSON of the value. */
+  readonly value: string;
+  /** Expires this long after the put, by the store's clock; absent or null: never. */
+  readonly ttlMs?: number | null;
+}
+
+/** Which items `searchItems` returns: by namespace, then key, in byte order of their text. */
+export interface ItemSearch {
+  /** Items whose namespace starts with these parts (whole parts: `['a']` is not a prefix of `['ab']`); `[]`: all. */
+  readonly prefix: readonly string[];
+  /** Only items whose value is an object with each of these top-level fields equal to the given scalar. */
+  readonly filter?: Readonly<Record<string, ItemScalar>>;
+  /** At most this many (default: all). */
+  readonly limit?: number;
+  /** After skipping this many matches (default 0). */
+  readonly offset?: number;
+}
+
+/**
+ * The memory store kept across runs: namespaced items with an optional time to live. An item
+ * past its `expiresAt` is never returned and may be deleted at any time. Errors: MEMORY_INVALID
+ * (an empty namespace, an empty part or key, a part or key with U+0000 or a lone surrogate, a
+ * ttlMs that is not a number > 0).
+ */
+export interface ItemStore {
+  /** Writes the item, replacing one under the same namespace and key (whose createdAt it keeps). */
+  putItem(item: NewItem): Promise<ItemRecord>;
+  getItem(namespace: readonly string[], key: string): Promise<ItemRecord | undefined>;
+  searchItems(search: ItemSearch): Promise<ItemRecord[]>;
+  /** Deletes the item; whether there was a live one. */
+  deleteItem(namespace: readonly string[], key: string): Promise<boolean>;
+  /** The namespaces that hold a live item, under `prefix` (`[]`: all), each once, in the order of a search. */
+  listItemNamespaces(prefix: readonly string[]): Promise<string[][]>;
+}
+
 /**
  * The store contract: every concern above, and closing.
  *
@@ -477,6 +536,13 @@ export interface MemoStore {
  * const store = new MemoryStore();
  * await run(g, input, { store });
  */
-export interface Store extends RunLog, RunOwnership, TimerStore, EffectStore, WaitStore, MemoStore {
+export interface Store
+  extends RunLog,
+    RunOwnership,
+    TimerStore,
+    EffectStore,
+    WaitStore,
+    MemoStore,
+    ItemStore {
   close(): Promise<void>;
 }

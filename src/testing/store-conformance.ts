@@ -1,5 +1,6 @@
 import type { Store } from '../store/store.js';
 import { historySuite } from './conformance/history.js';
+import { itemsSuite } from './conformance/items.js';
 import { listingSuite } from './conformance/listing.js';
 import { ownershipSuite } from './conformance/ownership.js';
 import type { Section } from './conformance/section.js';
@@ -59,7 +60,7 @@ export interface StoreFixture {
 
 /**
  * The behaviour every `Store` implementation shares: runs and their history, sequence numbers,
- * listing, ownership (leases), timers, effects, waits and memos. Each test gets a fresh store
+ * listing, ownership (leases), timers, effects, waits, memos and memory items. Each test gets a fresh store
  * from `makeStore` and disposes of it with its `cleanup`. A store that cannot pass a test names
  * it in `skip`, with why.
  *
@@ -113,6 +114,7 @@ export function storeConformance(
     listingSuite(section);
     waitsSuite(section);
     ownershipSuite(section);
+    itemsSuite(section);
     it('skips only tests the suite has, each with a reason', async () => {
       expect([...skips.keys()].filter((test) => !named.has(test))).toEqual([]);
       expect([...skips.values()].filter((reason) => reason.trim() === '')).toEqual([]);

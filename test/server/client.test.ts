@@ -7,6 +7,7 @@ import { WaymarkClient } from '../../src/client.js';
 import {
   graph,
   isWaymarkError,
+  memoryOf,
   permanentError,
   person,
   type StreamEvent,
@@ -216,5 +217,35 @@ describe('waymark/client', () => {
     expect(second?.code).toBe('WAIT_ALREADY_ANSWERED');
     expect(second?.message).toMatch(/^WAIT_ALREADY_ANSWERED: wait "r1\/ask:1" was answered by/);
     expect(second?.message.split('WAIT_ALREADY_ANSWERED')).toHaveLength(2);
+  });
+});
+
+describe('waymark/client memory', () => {
+  it('puts, gets, searches and deletes the memory the server keeps, which a program reads too', async () => {
+    const ns = ['users', 'u/1 %ü'];
+    const put = await api.memory.put(ns, 'prefs/ui', { theme: 'dark' }, { ttlMs: 60_000 });
+    expect(put).toMatchObject({ namespace: ns, key: 'prefs/ui', value: { theme: 'dark' } });
+    expect(put.expiresAt).toBe(put.updatedAt + 60_000);
+    await api.memory.put(['users', 'u2'], 'prefs/ui', { theme: 'light' });
+    expect(await memoryOf(store).get(ns, 'prefs/ui')).toMatchObject({ value: { theme: 'dark' } });
+    expect(await api.memory.get(ns, 'prefs/ui')).toEqual(put);
+    const dark = await api.memory.search(['users'], { filter: { theme: 'dark' } });
+    expect(dark.map((item) => item.namespace)).toEqual([ns]);
+    expect((await api.memory.search(['users'], { limit: 1, offset: 1 })).map((i) => i.key)).toEqual(
+      ['prefs/ui'],
+    );
+    expect(await api.memory.listNamespaces({ prefix: ['users'] })).toEqual([ns, ['users', 'u2']]);
+    expect(await api.memory.listNamespaces({ suffix: ['u2'], maxDepth: 1 })).toEqual([['users']]);
+    expect(await api.memory.delete(ns, 'prefs/ui')).toBe(true);
+    expect(await api.memory.get(ns, 'prefs/ui')).toBeUndefined();
+    expect(await api.memory.delete(ns, 'prefs/ui')).toBe(false);
+  });
+
+  it('refuses a namespace part with a period with MEMORY_INVALID (400), writing nothing', async () => {
+    const refused = await api.memory.put(['a.b'], 'k', 1).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'MEMORY_INVALID' });
+    const empty = await api.memory.put(['users', ''], 'k', 1).catch((e: unknown) => e);
+    expect(empty).toMatchObject({ code: 'MEMORY_INVALID' });
+    expect(await memoryOf(store).search(['a'])).toEqual([]);
   });
 });

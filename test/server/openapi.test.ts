@@ -247,3 +247,61 @@ describe('CORS', () => {
     }
   });
 });
+
+describe('the memory routes', () => {
+  // biome-ignore lint/suspicious/noExplicitAny: JSON answers the tests walk by path
+  async function call(method: string, path: string, json?: unknown): Promise<any> {
+    const res = await fetch(`${served.url}${path}`, {
+      method,
+      headers: { authorization: 'Bearer tok', 'content-type': 'application/json' },
+      ...(json !== undefined && { body: JSON.stringify(json) }),
+    });
+    return { status: res.status, body: await res.json() };
+  }
+
+  it('are documented with the methods and bodies they check', async () => {
+    const doc = await document();
+    const item = doc.paths['/memory/{namespace}/{key}'];
+    expect(Object.keys(item).sort()).toEqual(['delete', 'get', 'put']);
+    expect(item.put.requestBody.content['application/json'].schema).toMatchObject({
+      type: 'object',
+      additionalProperties: false,
+      properties: { ttlMs: { type: 'number' } },
+    });
+    const search = doc.paths['/memory/search'].post.requestBody.content['application/json'];
+    expect(Object.keys(search.schema.properties)).toEqual(['prefix', 'filter', 'limit', 'offset']);
+  });
+
+  it('answer as documented, times in ISO 8601, an item there is none of as null', async () => {
+    const put = await call('PUT', '/memory/users.u1/prefs', {
+      value: { theme: 'dark' },
+      ttlMs: 1_000,
+    });
+    expect(put.status).toBe(200);
+    expect(schemas.memoryItem.parse(put.body)).toMatchObject({ namespace: ['users', 'u1'] });
+    expect(Date.parse(put.body.expiresAt) - Date.parse(put.body.updatedAt)).toBe(1_000);
+    const got = await call('GET', '/memory/users.u1/prefs');
+    expect(schemas.memoryItemResponse.parse(got.body).item).toMatchObject({
+      value: { theme: 'dark' },
+    });
+    const found = await call('POST', '/memory/search', {
+      prefix: ['users'],
+      filter: { theme: 'dark' },
+    });
+    expect(schemas.memorySearchResponse.parse(found.body).items).toHaveLength(1);
+    const deleted = await call('DELETE', '/memory/users.u1/prefs');
+    expect(schemas.memoryDeleted.parse(deleted.body)).toEqual({ deleted: true });
+    expect((await call('GET', '/memory/users.u1/prefs')).body).toEqual({ item: null });
+  });
+
+  it('refuse what the store cannot keep with MEMORY_INVALID, and a body out of shape (no value, a filter on a list) with USAGE_INVALID', async () => {
+    const empty = await call('PUT', '/memory/users./k', { value: 1 });
+    expect(empty).toMatchObject({ status: 400, body: { error: { code: 'MEMORY_INVALID' } } });
+    const noValue = await call('PUT', '/memory/users/k', {});
+    expect(noValue).toMatchObject({ status: 400, body: { error: { code: 'USAGE_INVALID' } } });
+    const limit = await call('POST', '/memory/search', { limit: 'lots' });
+    expect(limit).toMatchObject({ status: 400, body: { error: { code: 'USAGE_INVALID' } } });
+    const filter = await call('POST', '/memory/search', { filter: { tags: ['a'] } });
+    expect(filter).toMatchObject({ status: 400, body: { error: { code: 'USAGE_INVALID' } } });
+  });
+});

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/postgres.js';
-import { pgSchemaVersion } from '../../src/store/internal/pg-schema.js';
+import { pgMigrations, pgSchemaVersion } from '../../src/store/internal/pg-schema.js';
 import { sampleRun as newRun, sampleCommit as step } from '../../src/testing/index.js';
 import {
   describePg,
@@ -210,6 +210,30 @@ describePg('PostgresStore schema', () => {
     const again = await PostgresStore.open({ pool: admin!, schema: name });
     await again.close();
     expect((await admin!.query(`SELECT * FROM "${name}".schema_version`)).rows).toEqual(before);
+  });
+
+  it('brings a schema at version 8 forward with a table of memory items, keeping its runs', async () => {
+    const name = fresh();
+    const quoted = `"${name}"`;
+    await admin!.query(`CREATE SCHEMA ${quoted}`);
+    await admin!.query(
+      `CREATE TABLE ${quoted}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    for (const [i, migration] of pgMigrations.slice(0, 8).entries()) {
+      await admin!.query(migration(quoted));
+      await admin!.query(`INSERT INTO ${quoted}.schema_version (version) VALUES ($1)`, [i + 1]);
+    }
+    await admin!.query(
+      `INSERT INTO ${quoted}.runs (id, graph, graph_hash, graph_version, state_version, format, created_at, seq, status, updated_at)
+       VALUES ('old', 'claims', 'h', 1, 1, 3, 5, 0, 'running', 5)`,
+    );
+    const store = new PostgresStore({ pool: admin!, schema: name });
+    await store.putItem({ namespace: ['users', 'u1'], key: 'prefs', value: '{"theme":"dark"}' });
+    expect(await versions(name)).toEqual(Array.from({ length: pgSchemaVersion }, (_, i) => i + 1));
+    expect(await store.getRun('old')).toMatchObject({ id: 'old', status: 'running' });
+    expect(await store.getItem(['users', 'u1'], 'prefs')).toMatchObject({
+      value: '{"theme":"dark"}',
+    });
   });
 
   it('uses a schema that exists already and is empty (made by a DBA), creating its tables there', async () => {

@@ -371,6 +371,29 @@ describe('SqliteStore on a file', () => {
       expect(rows).toEqual(Array.from({ length: schemaVersion }, (_, i) => ({ version: i + 1 })));
     });
 
+    it('brings a file written at schema version 6 forward with a table of memory items, keeping its runs', async () => {
+      mkdirSync(join(dir, 'runs'));
+      const db = new Database(path);
+      for (const migration of migrations.slice(0, 6)) db.exec(migration);
+      db.exec(
+        'CREATE TABLE schema_version (version INTEGER NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)',
+      );
+      db.prepare(
+        'INSERT INTO schema_version (version, applied_at) VALUES (1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (6, 0)',
+      ).run();
+      db.close();
+      const before = open();
+      await before.createRun(newRun('r1'));
+      await before.putItem({ namespace: ['users', 'u1'], key: 'prefs', value: '{"theme":"dark"}' });
+      await before.close();
+      const store = open();
+      expect(await store.getRun('r1')).toMatchObject({ id: 'r1' });
+      expect(await store.getItem(['users', 'u1'], 'prefs')).toMatchObject({
+        value: '{"theme":"dark"}',
+      });
+      await store.close();
+    });
+
     it('brings a file written at schema version 1 forward, keeping its runs (which have no labels)', async () => {
       mkdirSync(join(dir, 'runs'));
       const db = new Database(path);

@@ -2,6 +2,7 @@ import { type ExecOptions, type ExecResult, execProcess } from '../../effects/ex
 import { type EffectLedger, effectKey, performEffect } from '../../effects/ledger.js';
 import type { ErrorValue } from '../../error/error-value.js';
 import { WaymarkError } from '../../error/waymark-error.js';
+import type { Memory } from '../../graph/memory.js';
 import type {
   Budget,
   EmitOptions,
@@ -15,6 +16,7 @@ import type {
 import { confineExec } from '../../workspace/confine.js';
 import { type WorkspaceSession, workspaceHandle } from '../../workspace/session.js';
 import type { Activation, AttemptReport, RunLimits } from '../core/snapshot.js';
+import { recordedMemory } from '../memory/recorded.js';
 import type { Beat } from './execute.js';
 
 /** How often an attempt's heartbeats reach the drive's watchers, at most. */
@@ -47,6 +49,7 @@ export class AttemptContext implements NodeContext {
   readonly #clock: { now(): number };
   readonly #live: ((name: string, data: unknown, at: number) => void) | undefined;
   #workspace: Workspace | undefined;
+  #memory: Memory | undefined;
   #beat: Beat | undefined;
   readonly #liveBeat: ((at: number, details: unknown) => void) | undefined;
   #beatToldAt = Number.NEGATIVE_INFINITY;
@@ -215,6 +218,15 @@ export class AttemptContext implements NodeContext {
   /** The turns reported, for the trace; undefined when none. */
   turns(): readonly TurnRecord[] | undefined {
     return this.#turns;
+  }
+
+  get memory(): Memory {
+    this.#memory ??= recordedMemory(this.#ledger, {
+      runId: this.runId,
+      activationId: this.activationId,
+      signal: () => this.signal,
+    });
+    return this.#memory;
   }
 
   get signal(): AbortSignal {

@@ -3,6 +3,7 @@ import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import { maxTimerMs } from '../../graph/limits.js';
 import { startState } from '../../graph/run-input.js';
+import { MemoryStore } from '../../store/memory-store.js';
 import { newRunId, systemClock } from '../clock.js';
 import { initialSnapshot } from '../core/checkpoint.js';
 import { deepFreeze } from '../core/freeze.js';
@@ -41,7 +42,8 @@ export async function run<S, I, O = S>(
   if (store === undefined) {
     return driveInProcess(g, snapshot, [{ type: 'started' }], {
       ...options,
-      ledger: memoryLedger(),
+      // Memory with no store to keep it in: items for this run only.
+      ledger: memoryLedger(new MemoryStore({ now: () => clock.now() })),
       hashInputs: false,
     }) as Promise<RunResult<S, O>>;
   }

@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { WaymarkError } from '../../error/waymark-error.js';
 import { foldFailuresMigration } from './pg-fold-failures.js';
+import { itemsMigration } from './pg-items-sql.js';
 import { queueMigration, wakeOnlyMigration, workChannel } from './pg-queue-sql.js';
 import { watchChannel, watchMigration } from './pg-watch-sql.js';
 
@@ -139,6 +140,8 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
   (s) => wakeOnlyMigration(s, workChannel(s)),
   // 8: the count of a run's failed folds, so that a run nobody can fold fails after a few.
   (s) => foldFailuresMigration(s),
+  // 9: the memory items kept across runs (pg-items-sql.ts).
+  (s) => itemsMigration(s),
 ];
 
 /** The schema version this code writes: the number of migrations. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { storedStatuses } from '../store.js';
 import { foldFailureTexts } from './pg-fold-failures.js';
+import { itemTexts } from './pg-items-sql.js';
 import { queueTexts, runCandidates, scheduleCtes } from './pg-queue-sql.js';
 import { watchTexts } from './pg-watch-sql.js';
 
@@ -152,6 +153,7 @@ function texts(s: string) {
     ...foldFailureTexts(s),
     claimAndLoad: claimAndLoad(s),
     ...watchTexts(s),
+    ...itemTexts(s),
     createRun: `WITH run AS (
         INSERT INTO ${s}.runs (id, graph, graph_hash, graph_version, state_version, format, labels,
           created_at, seq, status, error, updated_at)

@@ -224,6 +224,21 @@ export const migrations: readonly string[] = [
   `
   ALTER TABLE leases ADD COLUMN fold_failures INTEGER NOT NULL DEFAULT 0;
   `,
+  // 7: the memory items kept across runs (sqlite-items.ts), by namespace (encoded as items.ts
+  // says) and key; no foreign key, since an item outlives the run that wrote it. The partial
+  // index finds the expired ones a put sweeps.
+  `
+  CREATE TABLE items (
+    ns TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    expires_at INTEGER,
+    PRIMARY KEY (ns, key)
+  );
+  CREATE INDEX items_expiring ON items (expires_at) WHERE expires_at IS NOT NULL;
+  `,
 ];
 
 /** The schema version this code writes: the number of migrations. */

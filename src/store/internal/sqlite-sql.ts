@@ -1,3 +1,5 @@
+import type { Row } from './rows.js';
+
 // The SQL of the SQLite store: one statement per operation, prepared once per connection. It
 // depends on the schema's views and triggers (schema.ts, migration 3 and 4): a step is one
 // INSERT into the commits view.
@@ -117,3 +119,15 @@ export const statements = {
   commit: 'COMMIT',
   rollback: 'ROLLBACK',
 } as const;
+
+/** A leases row with its columns named as in a run row's join (`lease_owner`, ...). */
+export function prefixed(row: Row | undefined): Row {
+  if (row === undefined) return {};
+  return {
+    lease_owner: row.owner,
+    lease_host: row.host,
+    lease_pid: row.pid,
+    lease_epoch: row.epoch,
+    lease_expires_at: row.expires_at,
+  };
+}
