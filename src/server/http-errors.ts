@@ -13,6 +13,8 @@ const statusOf: Partial<Record<ErrorCode, number>> = {
   CONTEXT_INVALID: 400,
   OPTIONS_INVALID: 400,
   ANSWER_INVALID: 400,
+  // The node named is what is wrong (not one the run can be at): the request changes, not the run.
+  GOTO_INVALID: 400,
   RUN_EXISTS: 409,
   RUN_OWNED: 409,
   RUN_NOT_RESUMABLE: 409,
