@@ -23,6 +23,7 @@ export type { BestPolicy, JoinPolicyInput } from './graph/join.js';
 export { all, any, best, patches, quorum } from './graph/join.js';
 export type { NodeKind } from './graph/kinds.js';
 export type { NodeDefaults } from './graph/node-defaults.js';
+export { type ParentCommand, parent } from './graph/parent-goto.js';
 export type { PersonNode, PersonOptions } from './graph/person.js';
 export { person } from './graph/person.js';
 export type { Reducer } from './graph/reducers.js';
