@@ -1,5 +1,5 @@
 import { END } from './end.js';
-import { exitOf } from './subgraph.js';
+import { exitOf, ownUpdate, withoutSlots } from './subgraph.js';
 
 // A child node's way of ending its subgraph and routing the parent (LangGraph.js:
 // `new Command({ graph: Command.PARENT, goto, update })`). Like the update markers it is plain
@@ -78,4 +78,20 @@ export function parentTarget(
   if (cut === -1) return { exit, goto };
   const enclosing = subgraph.slice(0, cut);
   return { exit, goto: goto === END ? exitOf(enclosing) : `${enclosing}/${goto}` };
+}
+
+/**
+ * A recorded parent goto as a watcher is shown it: the marker, the target, and the parent's
+ * fields as the node returned them (without the slots the step clears, or the parent's wrapping).
+ *
+ * @example
+ * shownSent(sent); // { '@waymark': 'parent', goto: 'escalate', update: { log: ['urgent'] } }
+ */
+export function shownSent(sent: SentToParent): Readonly<Record<string, unknown>> {
+  const own = ownUpdate(sent.update ?? null) as Readonly<Record<string, unknown>> | null;
+  return {
+    [parentTag]: 'parent',
+    ...(sent.goto !== undefined && { goto: sent.goto }),
+    update: own === null ? null : withoutSlots(own),
+  };
 }
