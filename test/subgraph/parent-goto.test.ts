@@ -9,6 +9,7 @@ import {
   inspect,
   loadTrace,
   parent,
+  renderGraph,
   rewind,
   run,
   type Store,
@@ -196,6 +197,46 @@ describe('declared and checked when the parent compiles, like a route', () => {
 const failure = (done: { readonly status: string }) =>
   'error' in done ? (done.error as { code: string; message: string }) : undefined;
 
+describe('to END', () => {
+  const Log = z.object({ log: z.array(z.string()).default([]) });
+  const inner = graph('inner', { state: Log })
+    .node('stop', () => parent({ goto: END, update: { log: ['stopped'] } }), { parentGoto: [END] })
+    .entry('stop')
+    .compile();
+  const mid = graph('mid', { state: Log, reducers: { log: append } })
+    .subgraph('inner', inner, { output: () => ({}) })
+    .node('after', () => ({ log: ['after'] }), { terminal: true })
+    .edge('inner', 'after')
+    .entry('inner')
+    .compile();
+
+  it("from a grandchild, END is the end of the child it is mounted in: the child's exit hands its output on", async () => {
+    const top = graph('top', { state: Log, reducers: { log: append } })
+      .subgraph('mid', mid)
+      .node('last', () => ({ log: ['last'] }), { terminal: true })
+      .edge('mid', 'last')
+      .entry('mid')
+      .compile();
+    const done = await run(top, {});
+    expect(done.state.log).toEqual(['stopped', 'last']);
+  });
+
+  it('from a child of the top graph, END ends that path of the run', async () => {
+    const done = await run(mid, {});
+    expect(done.status).toBe('succeeded');
+    expect(done.state.log).toEqual(['stopped']);
+    expect(done.trace.entries.map((e) => e.node)).toEqual(['inner/stop']);
+  });
+});
+
+describe('drawn', () => {
+  it("`waymark graph` draws a parent goto as a route from the child's node out of its block", () => {
+    const mermaid = renderGraph(desk.def);
+    const id = (label: string) => mermaid.match(new RegExp(`(n\\d+)\\["${label}"\\]`))?.[1];
+    expect(mermaid).toContain(`${id('classify')} -.->|"parent"| ${id('escalate')}`);
+  });
+});
+
 describe('refused at run time as ROUTE_UNDECLARED', () => {
   it('a target the node does not declare fails the node, and the run records why', async () => {
     const child = graph('liar', { state: Triage })
@@ -211,7 +252,11 @@ describe('refused at run time as ROUTE_UNDECLARED', () => {
       .compile();
     const done = await run(host, { text: 'x' });
     expect(done.status).toBe('failed');
-    expect(failure(done)).toMatchObject({ code: 'ROUTE_UNDECLARED', node: 'triage/classify' });
+    expect(failure(done)).toMatchObject({
+      code: 'ROUTE_UNDECLARED',
+      node: 'triage/classify',
+      details: { value: 'answer', parentGoto: ['escalate'] },
+    });
     expect(failure(done)?.message).toContain('"answer"');
   });
 

@@ -37,6 +37,7 @@ function parseSent(graph: CompiledGraph, node: RuntimeNode, command: ParentComma
   if (goto !== undefined && !declared.includes(goto))
     return undeclared(
       `node "${name}" sent its parent to "${goto}", which its parentGoto [${declared.join(', ')}] does not declare`,
+      { value: goto, parentGoto: declared },
     );
   const target = parentTarget(name, goto);
   const exit = graph.nodes.get(target.exit)!;
@@ -52,8 +53,13 @@ function parseSent(graph: CompiledGraph, node: RuntimeNode, command: ParentComma
   return { ok: true, fields: Object.freeze(sent) };
 }
 
-function undeclared(message: string): Parsed {
-  return { ok: false, code: 'ROUTE_UNDECLARED', message };
+function undeclared(message: string, details?: unknown): Parsed {
+  return {
+    ok: false,
+    code: 'ROUTE_UNDECLARED',
+    message,
+    ...(details !== undefined && { details }),
+  };
 }
 
 /**
