@@ -33,7 +33,12 @@ export function parent(command: ParentCommand): never {
   return marker as never;
 }
 
-/** The command a node returned, when `parent()` made its return value. */
+/**
+ * The command a node returned, when `parent()` made its return value.
+ *
+ * @example
+ * parentCommandOf(parent({ goto: 'publish' })); // { goto: 'publish' }
+ */
 export function parentCommandOf(value: unknown): ParentCommand | undefined {
   if (typeof value !== 'object' || value === null || !Object.hasOwn(value, made)) return undefined;
   const { [parentTag]: _tag, ...command } = value as Record<string, unknown>;
@@ -51,7 +56,12 @@ export interface SentToParent {
   readonly update: Readonly<Record<string, unknown>> | undefined;
 }
 
-/** The recorded parent goto a completion's update is, if it is one. */
+/**
+ * The recorded parent goto a completion's update is, if it is one.
+ *
+ * @example
+ * sentToParent(event.update)?.goto; // 'escalate'
+ */
 export function sentToParent(update: unknown): SentToParent | undefined {
   if (typeof update !== 'object' || update === null) return undefined;
   return (update as Record<string, unknown>)[parentTag] === 'parent'
