@@ -9,7 +9,9 @@ import {
   inspect,
   loadTrace,
   parent,
+  permanentError,
   renderGraph,
+  resume,
   rewind,
   run,
   type Store,
@@ -196,6 +198,26 @@ describe('declared and checked when the parent compiles, like a route', () => {
 /** The error a failed run ended with. */
 const failure = (done: { readonly status: string }) =>
   'error' in done ? (done.error as { code: string; message: string }) : undefined;
+
+describe('moving a run to a node reached by a parent goto', () => {
+  it("resume with goto takes a node only a parent goto leads to: it is on the run's own path", async () => {
+    const store = stores[0]![1]();
+    const failing = graph('failing', { state: Issue, reducers: { log: append } })
+      .subgraph('triage', triage, { input: { text: 'text', urgent: 'urgent' }, output: () => ({}) })
+      .node('answer', () => {
+        throw permanentError('NODE_FAILED', 'no answer today');
+      })
+      .node('escalate', () => ({ log: ['escalated'] }), { terminal: true })
+      .edge('triage', 'answer')
+      .edge('answer', END)
+      .entry('triage')
+      .compile();
+    expect((await run(failing, { text: 'slow' }, { store, runId: 'm1' })).status).toBe('failed');
+    const moved = await resume(store, failing, 'm1', { goto: 'escalate' });
+    expect(moved.status).toBe('succeeded');
+    expect(moved.state.log).toEqual(['escalated']);
+  });
+});
 
 describe('to END', () => {
   const Log = z.object({ log: z.array(z.string()).default([]) });
