@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   append,
+  boundOf,
   END,
   enqueue,
   graph,
@@ -248,6 +249,13 @@ describe('to END', () => {
     expect(done.status).toBe('succeeded');
     expect(done.state.log).toEqual(['stopped']);
     expect(done.trace.entries.map((e) => e.node)).toEqual(['inner/stop']);
+  });
+});
+
+describe('counted', () => {
+  it("the cost bound counts a node only a parent goto reaches, as a route's target is counted", () => {
+    const nodes = boundOf(desk).nodes.map((n) => n.node);
+    expect(nodes).toContain('escalate');
   });
 });
 
