@@ -227,8 +227,18 @@ export class WaymarkClient {
     return this.#json('GET', path);
   }
 
-  resume(runId: string): Promise<Moved> {
-    return this.#json('POST', `/runs/${encodeURIComponent(runId)}/resume`, {});
+  /**
+   * Moves a stopped run on from where it stopped; with `goto`, from that node instead (its
+   * pending activations dropped). A node it cannot be at is refused `GOTO_INVALID` before
+   * anything is recorded.
+   *
+   * @example
+   * await client.resume(runId, { goto: 'draft' });
+   */
+  resume(runId: string, options: { readonly goto?: string } = {}): Promise<Moved> {
+    return this.#json('POST', `/runs/${encodeURIComponent(runId)}/resume`, {
+      ...(options.goto !== undefined && { goto: options.goto }),
+    });
   }
 
   cancel(runId: string, reason?: string): Promise<Moved> {
@@ -252,8 +262,14 @@ export class WaymarkClient {
     update: Record<string, unknown>,
     by: string,
     reason: string,
+    options: { readonly asNode?: string } = {},
   ): Promise<Moved> {
-    return this.#json('POST', `/runs/${encodeURIComponent(runId)}/patch`, { update, by, reason });
+    return this.#json('POST', `/runs/${encodeURIComponent(runId)}/patch`, {
+      update,
+      by,
+      reason,
+      ...(options.asNode !== undefined && { asNode: options.asNode }),
+    });
   }
 
   /**

@@ -35,6 +35,7 @@ export type {
   MemorySearchOptions,
 } from './graph/memory.js';
 export type { NodeDefaults } from './graph/node-defaults.js';
+export { type ParentCommand, parent } from './graph/parent-goto.js';
 export type { PersonNode, PersonOptions } from './graph/person.js';
 export { person } from './graph/person.js';
 export type { Reducer } from './graph/reducers.js';

@@ -1,9 +1,10 @@
 import { END } from '../graph/end.js';
 import type { FanOutDef, GraphDef, NodeDef } from '../graph/types.js';
+import { parentGotos } from '../graph/validate-subgraphs.js';
 
 /**
  * The graph as the cost bound walks it: each node's successors (static edges, router targets,
- * its `onError` node) with a fan-out replaced by one step from the fanning-out node to its join,
+ * a subgraph's parent gotos, its `onError` node) with a fan-out replaced by one step from the fanning-out node to its join,
  * since one fan-out activation opens one barrier and the join runs once for it. Branch nodes are
  * reached only through their fan-out.
  */
@@ -30,6 +31,8 @@ export function shapeOf(def: GraphDef): Shape {
   }
   for (const e of def.edges) if (!fanOuts.has(e.from)) add(e.from, e.to);
   for (const r of def.routes) for (const t of r.targets) add(r.from, t);
+  // A child's parent goto goes on from its subgraph's node, as a route of it does.
+  for (const sent of parentGotos(def)) add(sent.subgraph, sent.target);
   for (const f of def.fanOuts) add(f.from, f.join);
   return { nodes, next, fanOuts };
 }

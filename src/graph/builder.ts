@@ -138,6 +138,13 @@ export interface NodeOptions<S, W extends Field<S> = Field<S>> {
   readonly exec?: readonly string[];
   /** The node ends its path when it completes. */
   readonly terminal?: boolean;
+  /**
+   * In a graph run as a subgraph: the nodes of the parent (or END) this node may send the run to
+   * by returning `parent({ goto, update })` (LangGraph.js: `Command.PARENT`). The parent's
+   * compile checks them as it checks a router's targets. A node with no other way out ends
+   * the child when it returns a plain update.
+   */
+  readonly parentGoto?: readonly string[];
   /** Bump when the node's behaviour changes. Default 1. */
   readonly version?: number;
   /** Makes the node a join: how the branches of the fan-out that names it are combined. */
@@ -283,6 +290,7 @@ export class GraphBuilder<
     }
     if (opts.exec !== undefined) def.exec = copyList(opts.exec);
     if (opts.terminal !== undefined) def.terminal = opts.terminal;
+    if (opts.parentGoto !== undefined) def.parentGoto = copyList(opts.parentGoto);
     const spend = opts.spend ?? spendOf(fn);
     if (spend !== undefined) def.spend = { ...spend };
     if (wait?.answers !== undefined) def.answers = wait.answers;

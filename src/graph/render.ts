@@ -182,15 +182,20 @@ function layout(
     for (const node of d.nodes) {
       if (node?.terminal === true && !toEnd.has(node.name)) link(out(node.name), at(END), 'edge');
     }
-    for (const sub of subgraphs.values()) linkChild(sub, prefix, link);
+    for (const sub of subgraphs.values()) linkChild(sub, prefix, link, at);
   };
   const linkChild = (
     sub: SubgraphDef,
     prefix: string,
-    link: (from: string, to: string, kind: LinkKind) => void,
+    link: (from: string, to: string, kind: LinkKind, label?: string) => void,
+    parentAt: (name: string) => string,
   ) => {
     const name = prefix + sub.name;
     if (sub.graph.entry !== null) link(name, `${name}/${sub.graph.entry}`, 'edge');
+    // A child node's parent goto is a route of it, out of the child's block into the parent.
+    for (const node of sub.graph.nodes)
+      for (const target of listOf(node?.parentGoto ?? []))
+        link(`${name}/${node.name}`, parentAt(target), 'route', 'parent');
     linkAll(sub.graph, `${name}/`, exitOf(name));
   };
   linkAll(def, '', END);

@@ -38,7 +38,8 @@ export function runtimeNodes(
       def: node,
       fn: tables.fns.get(node.name)!,
       traits: kindTraits[node.kind],
-      next: node.terminal ? END : undefined,
+      // A node that may send to its parent and has no other way out ends its child otherwise.
+      next: node.terminal || node.parentGoto !== undefined ? END : undefined,
       router: undefined,
       cap: node.visits ?? Number.POSITIVE_INFINITY,
       repeats: node.visits !== undefined || repeatable.has(node.name),

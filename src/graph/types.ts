@@ -63,6 +63,11 @@ export interface NodeDef {
   readonly cache?: { readonly ttlMs: number; readonly key?: true };
   /** A terminal node ends its path when it completes (as if it had an edge to END). */
   readonly terminal?: boolean;
+  /**
+   * The nodes of the parent graph (or END) this node of a subgraph may send the run to with
+   * `parent({ goto })`: checked when the parent compiles, as a router's targets are.
+   */
+  readonly parentGoto?: readonly string[];
   /** Bump when the node's behaviour changes, so recorded outputs are not reused for it. */
   readonly version: number;
   /** Set on the node a fan-out's branches come back to: how their results are combined. */

@@ -40,6 +40,16 @@ export function checkNodeOptions(node: NodeDef, report: Report): void {
     !(Array.isArray(node.exec) && node.exec.every((e) => typeof e === 'string' && e !== ''))
   )
     bad('exec', node.exec, "it must be a list of program names or paths, such as ['node', 'git']");
+  const parentGoto = node.parentGoto;
+  if (
+    parentGoto !== undefined &&
+    !(Array.isArray(parentGoto) && parentGoto.every((t) => typeof t === 'string' && t !== ''))
+  )
+    bad(
+      'parentGoto',
+      parentGoto,
+      "it must be a list of the parent's node names, such as ['publish']",
+    );
   if (node.workspace !== undefined) checkWorkspace(node, bad);
   if (node.cache !== undefined) checkCache(node, bad);
   for (const key of ['calls', 'maxTokens', 'maxOutputTokens', 'maxCostUsd'] as const) {

@@ -99,6 +99,25 @@ function checkMappings(sub: SubgraphDef, fields: ReadonlySet<string>, report: Re
   }
 }
 
+/**
+ * Every parent goto the subgraphs of `def` declare: the subgraph's node, the child node that
+ * declares it, and the target, a node of `def` (or END). Only a child's own nodes send here; a
+ * grandchild's were checked against the child when the child compiled.
+ */
+export function parentGotos(
+  def: GraphDef,
+): { readonly subgraph: string; readonly node: string; readonly target: string }[] {
+  const out: { subgraph: string; node: string; target: string }[] = [];
+  for (const sub of def.subgraphs ?? []) {
+    for (const node of sub.graph.nodes) {
+      if (!Array.isArray(node.parentGoto)) continue;
+      for (const target of node.parentGoto)
+        out.push({ subgraph: sub.name, node: `${sub.name}/${node.name}`, target });
+    }
+  }
+  return out;
+}
+
 /** The names a subgraph's nodes run under in the enclosing graph. */
 function flatNames(sub: SubgraphDef): string[] {
   const prefix = `${sub.name}/`;

@@ -7,7 +7,7 @@ import { Spelling } from './spelling.js';
 import type { GraphDef, NodeDef } from './types.js';
 import { checkNodeOptions, isPositiveInt, show } from './validate-options.js';
 import { checkParallel, resolveFanOuts } from './validate-parallel.js';
-import { checkSubgraphs } from './validate-subgraphs.js';
+import { checkSubgraphs, parentGotos } from './validate-subgraphs.js';
 import { checkUntracked } from './validate-untracked.js';
 
 const hints: Readonly<Record<DiagnosticCode, string>> = {
@@ -230,6 +230,30 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
     }
   }
 
+  // A child node's parentGoto targets are ways on of the subgraph's node here, checked as the
+  // targets of its router are: a parent goto is that node's route, chosen inside the child.
+  for (const sent of parentGotos(def)) {
+    const from = indexOf.get(sent.subgraph);
+    if (from === undefined) continue;
+    if (sent.target === END) {
+      endsHere[from] = 1;
+      toEnd[from] = 1;
+      continue;
+    }
+    const to = indexOf.get(sent.target);
+    if (to === undefined) {
+      unknownTarget(
+        'ROUTE_TARGET_UNKNOWN',
+        from,
+        sent.target,
+        `node "${sent.node}" of subgraph "${sent.subgraph}" declares parentGoto "${sent.target}", which is not a node of graph "${def.name}"`,
+        `in the parentGoto of "${sent.node}"`,
+      );
+      continue;
+    }
+    edges.add(from, to, 'route');
+  }
+
   const fanOuts = resolveFanOuts(def, indexOf, report);
   for (const fanOut of fanOuts) {
     if (fannedOut[fanOut.from]) {
@@ -256,6 +280,9 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
       endsHere[i] = 1;
       toEnd[i] = 1;
     }
+    // Its way out is its parent, which checks the targets: within its own graph it ends.
+    const sends = Array.isArray(node.parentGoto);
+    if (sends) endsHere[i] = 1;
     if (fannedOut[i] && (staticEdges[i]! > 0 || routed[i])) {
       report('FANOUT_CONFLICT', `node "${name}" has a fan-out and also an edge or a router`, {
         node: name,
@@ -275,7 +302,7 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
         node: name,
       });
     }
-    if (staticEdges[i] === 0 && !routed[i] && !fannedOut[i] && !node.terminal) {
+    if (staticEdges[i] === 0 && !routed[i] && !fannedOut[i] && !node.terminal && !sends) {
       report('DEAD_END', `node "${name}" has no way out and is not declared terminal`, {
         node: name,
       });

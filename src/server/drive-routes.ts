@@ -50,9 +50,15 @@ export function driveRoutes(app: Hono, api: ApiContext): void {
   route(app, routes.resumeRun, async (c) => {
     const runId = paramOf(c, 'id');
     const [, graph] = await api.runAndGraph(runId);
-    await bodyOf(c, routes.resumeRun.body);
+    const body = await bodyOf(c, routes.resumeRun.body);
+    // A move is checked by resume() before it records anything, and launch() answers with what
+    // refused before the first step: a bad `goto` is the request's 400, never a background error.
     await api.launch(runId, (watcher, drain) =>
-      resume(store, graph, runId, { ...drain, watch: watcher }),
+      resume(store, graph, runId, {
+        ...drain,
+        ...(body.goto !== undefined && { goto: body.goto }),
+        watch: watcher,
+      }),
     );
     return c.json({ runId, status: await statusOf(runId) }, 202);
   });
@@ -89,6 +95,7 @@ export function driveRoutes(app: Hono, api: ApiContext): void {
     const after = await patchState(store, graph, runId, body.update, {
       by: body.by,
       reason: body.reason,
+      ...(body.asNode !== undefined && { asNode: body.asNode }),
     });
     return c.json({ runId, status: after.status, state: withoutSlots(after.state) });
   });

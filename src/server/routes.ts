@@ -109,11 +109,12 @@ export const routes = {
   resumeRun: {
     method: 'post',
     path: '/runs/:id/resume',
-    summary: 'Moves a stopped run on from where it stopped',
-    body: s.emptyBody,
+    summary:
+      'Moves a stopped run on from where it stopped (with `goto`: from that node, checked before the answer)',
+    body: s.resumeBody,
     status: 202,
     response: s.moved,
-    refuses: [...run, 'RUN_NOT_RESUMABLE', 'RUN_OWNED'],
+    refuses: [...run, 'RUN_NOT_RESUMABLE', 'RUN_OWNED', 'GOTO_INVALID'],
   },
   cancelRun: {
     method: 'post',
@@ -140,7 +141,7 @@ export const routes = {
     body: s.patchBody,
     status: 200,
     response: s.patched,
-    refuses: [...run, 'RUN_NOT_PATCHABLE', 'INPUT_INVALID'],
+    refuses: [...run, 'RUN_NOT_PATCHABLE', 'INPUT_INVALID', 'GOTO_INVALID'],
   },
   getGraph: {
     method: 'get',

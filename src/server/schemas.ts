@@ -82,9 +82,18 @@ export const patchBody = z.strictObject({
   update: jsonObject.describe('the state fields to set, through their reducers'),
   by: nonEmpty('who changes the state'),
   reason: nonEmpty('why'),
+  asNode: nonEmpty(
+    "the patch stands in for this node's completion: what follows it waits for a resume",
+  ).optional(),
 });
 
 export const emptyBody = z.strictObject({});
+
+export const resumeBody = z.strictObject({
+  goto: nonEmpty(
+    'move the run to this node first: its pending activations (a failed one, an open wait) are dropped',
+  ).optional(),
+});
 
 export const rewindBody = z.strictObject({
   to: nonEmpty('the node to run again: the new run starts from the checkpoint before it'),

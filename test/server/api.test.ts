@@ -65,7 +65,7 @@ function api(path: string, init: RequestInit & { json?: unknown } = {}): Promise
 interface Sse {
   readonly id: string;
   readonly event: string;
-  readonly data: { type: string; offset: string; status?: string; name?: string };
+  readonly data: { type: string; offset: string; status?: string; name?: string; cause?: string };
 }
 
 /** Reads a run's SSE stream until `stop` says so (or it ends); the messages, parsed. */
@@ -253,6 +253,51 @@ describe('the HTTP API', () => {
     await events('r2', isRun('waiting'));
     const thread = await read(await api('/runs?thread=r1'));
     expect(thread.runs.map((r: { runId: string }) => r.runId)).toEqual(['r2']);
+  });
+  it('moves a waiting run to another node (resume with goto), refusing first, with nothing recorded, a node it cannot be at', async () => {
+    await api('/runs', { json: { graph: 'api-review', input: { title: 'G' }, runId: 'g1' } });
+    const first = await events('g1', isRun('waiting'));
+    const before = await read(await api('/runs/g1'));
+    // Checked before the 202: the move would have run in the background, out of the caller's sight.
+    const refused = await api('/runs/g1/resume', { json: { goto: 'drat' } });
+    expect(refused.status).toBe(400);
+    expect((await read(refused)).error).toMatchObject({
+      code: 'GOTO_INVALID',
+      details: { option: 'goto', node: 'drat', suggestion: 'draft' },
+    });
+    expect(await read(await api('/runs/g1'))).toEqual(before);
+
+    const moved = await api('/runs/g1/resume', { json: { goto: 'publish' } });
+    expect(moved.status).toBe(202);
+    const seen = await events('g1', isRun('succeeded'), { 'last-event-id': first.at(-1)!.id });
+    expect(seen[0]!.data).toMatchObject({ type: 'run', status: 'running', cause: 'moved' });
+    // The wait the move dropped is closed: it can no longer be answered.
+    const late = await api(`/runs/g1/waits/${encodeURIComponent('g1/review:1')}/answer`, {
+      json: { answer: { approved: true } },
+    });
+    expect((await read(late)).error.code).toBe('WAIT_CLOSED');
+    expect((await read(await api('/runs/g1'))).state).toMatchObject({ published: false });
+  });
+
+  it('patches a waiting run as its person node (asNode): the wait is dropped and what follows waits for a resume', async () => {
+    await api('/runs', { json: { graph: 'api-review', input: { title: 'A' }, runId: 'g2' } });
+    await events('g2', isRun('waiting'));
+    const by = { by: 'ana', reason: 'approved on the phone' };
+    const refused = await api('/runs/g2/patch', {
+      json: { update: { approved: true }, ...by, asNode: 'publsh' },
+    });
+    expect(refused.status).toBe(400);
+    expect((await read(refused)).error.code).toBe('GOTO_INVALID');
+
+    const patched = await api('/runs/g2/patch', {
+      json: { update: { approved: true }, ...by, asNode: 'review' },
+    });
+    expect(patched.status).toBe(200);
+    expect(await read(patched)).toMatchObject({ status: 'waiting', state: { approved: true } });
+    expect((await read(await api('/runs/g2/waits?open=true'))).waits).toEqual([]);
+    expect((await api('/runs/g2/resume', { json: {} })).status).toBe(202);
+    await events('g2', isRun('succeeded'));
+    expect((await read(await api('/runs/g2'))).state).toMatchObject({ published: true });
   });
   it('answers a stream at once even when its next event is days away: a waiting run, after its last event', async () => {
     await api('/runs', { json: { graph: 'api-review', input: { title: 'W' }, runId: 'w1' } });

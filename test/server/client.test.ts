@@ -182,6 +182,25 @@ describe('waymark/client', () => {
     expect(isWaymarkError(refused) && refused.code).toBe('OPTIONS_INVALID');
   });
 
+  it('moves a run with resume({ goto }) and completes a node for it with patch(..., { asNode })', async () => {
+    await api.start('client-approval', { title: 'm1' }, { runId: 'm1' });
+    await collect(api.events('m1'));
+    const refused = await api.resume('m1', { goto: 'sip' }).catch((e: unknown) => e);
+    expect(isWaymarkError(refused) && refused.code).toBe('GOTO_INVALID');
+    expect(await api.resume('m1', { goto: 'ship' })).toMatchObject({ runId: 'm1' });
+    const moved = await collect(api.events('m1', { until: 'end' }));
+    expect(moved).toContainEqual(expect.objectContaining({ type: 'run', cause: 'moved' }));
+    expect((await api.getRun('m1')).status).toBe('succeeded');
+
+    await api.start('client-approval', { title: 'm2' }, { runId: 'm2' });
+    await collect(api.events('m2'));
+    await api.patch('m2', { approved: true }, 'ana', 'said yes in the hall', { asNode: 'ask' });
+    expect((await api.waits('m2', { open: true })).waits).toEqual([]);
+    await api.resume('m2');
+    await collect(api.events('m2', { until: 'end' }));
+    expect((await api.getRun('m2')).state).toEqual({ title: 'm2', approved: true });
+  });
+
   it('refusals reject with the code the server answered with', async () => {
     const code = (p: Promise<unknown>) =>
       p.then(

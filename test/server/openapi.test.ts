@@ -95,6 +95,22 @@ describe('the OpenAPI document', () => {
     expect(until.schema.enum).toEqual(['stop', 'end']);
     expect(Object.keys(events.responses['200'].content)).toEqual(['text/event-stream']);
   });
+
+  it('documents the moves a resume and a patch take: goto and asNode, refused GOTO_INVALID', async () => {
+    const doc = await document();
+    const resume = doc.paths['/runs/{id}/resume'].post;
+    expect(resume.requestBody.content['application/json'].schema).toMatchObject({
+      additionalProperties: false,
+      properties: { goto: { type: 'string' } },
+    });
+    const patch = doc.paths['/runs/{id}/patch'].post;
+    expect(patch.requestBody.content['application/json'].schema).toMatchObject({
+      required: ['update', 'by', 'reason'],
+      properties: { asNode: { type: 'string' } },
+    });
+    for (const route of [resume, patch])
+      expect(JSON.stringify(route.responses)).toContain('GOTO_INVALID');
+  });
 });
 
 describe('requests checked against the documented schemas', () => {

@@ -6,8 +6,9 @@ import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
 import type { Spend, TurnRecord } from '../../graph/types.js';
 import type { WorkspaceSession } from '../../workspace/session.js';
 import type { Clock } from '../clock.js';
-import { parseUpdate, refusalError } from '../core/apply-update.js';
+import { refusalError } from '../core/apply-update.js';
 import { messageOf } from '../core/call-user.js';
+import { parseReturn } from '../core/parent-update.js';
 import { readView } from '../core/read-view.js';
 import type { Activation, RunEvent, RunLimits } from '../core/snapshot.js';
 import { AttemptContext } from './context.js';
@@ -168,7 +169,7 @@ async function invoke(
     return reported(ctx, failedAttempt(activation, error, startedAt, input.clock.now()));
   }
   const endedAt = input.clock.now();
-  const parsed = parseUpdate(graph, node, update);
+  const parsed = parseReturn(graph, node, update);
   if (!parsed.ok) {
     const error = refusalError(where(activation), parsed);
     return reported(ctx, failedAttempt(activation, error, startedAt, endedAt));

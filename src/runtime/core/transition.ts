@@ -2,14 +2,17 @@ import type { ErrorClass, ErrorCode } from '../../error/codes.js';
 import { type ErrorValue, errorValue } from '../../error/error-value.js';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
 import { END } from '../../graph/end.js';
+import { type SentToParent, sentToParent } from '../../graph/parent-goto.js';
 import { blocked, onlyWaiting, where } from './activations.js';
 import { answerUpdate } from './answer-update.js';
 import { mergeFields, parseUpdate, refusalError } from './apply-update.js';
 import { booked } from './attempt-report.js';
+import { branchId } from './branch-id.js';
 import { resumedLimits, snapshotOf, stampOf } from './checkpoint.js';
 import type { ResumeDraft, Scheduling } from './draft.js';
 import { branchFailed, branchSucceeded, openFanOut, setBranch } from './fan-out.js';
 import { inlineUpdate } from './inline.js';
+import { sentFromBranch } from './parent-update.js';
 import { nextAttempt, retries } from './retry.js';
 import { routeOf } from './route.js';
 import { branchUpdates, outerScope, scheduling } from './scope.js';
@@ -99,7 +102,7 @@ export class Transition implements ResumeDraft {
     if (this.#status !== 'running') return;
     const target = this.#node(node);
     const { branch } = how;
-    const id = branch === undefined ? this.#mainId(target) : this.#branchId(branch, node);
+    const id = branch === undefined ? this.#mainId(target) : branchId(this, branch, node);
     const { scope } = how;
     // Set field by field, in this order: conditional spreads into a literal are a slow path.
     const activation: Mutable<Activation> = { id, node, attempt: 1, parent };
@@ -191,7 +194,10 @@ export class Transition implements ResumeDraft {
       }
       fields = parsed.fields;
     }
-    this.#apply(index, activation, fields);
+    const sent = sentToParent(fields);
+    const refused = sent && sentFromBranch(activation, this.fanOuts);
+    if (refused !== undefined) this.fail(activation.id, refused, event.attempt, undefined);
+    else this.#apply(index, activation, sent === undefined ? fields : sent.update, false, sent);
   }
 
   /** Applies a person's answer as the node's update. */
@@ -240,10 +246,18 @@ export class Transition implements ResumeDraft {
 
   /**
    * Merges a completed activation's fields into its scope, then moves on from it. `index` is its
-   * place in pending; -1 for an inline node's, which is never pending unless it fails.
+   * place in pending; -1 for an inline node's, which is never pending unless it fails. `sent`:
+   * the node ended its subgraph with `parent()`, which goes on from the subgraph's exit.
    */
-  #apply(index: number, activation: Activation, fields: State | undefined, inline = false): void {
+  #apply(
+    index: number,
+    activation: Activation,
+    fields: State | undefined,
+    inline = false,
+    sent?: SentToParent,
+  ): void {
     const node = this.#node(activation.node);
+    const leaving = sent === undefined ? node : this.#node(sent.exit);
     const { branch } = activation;
     const before =
       branch === undefined ? undefined : this.fanOuts[branch.fanOut]!.branches[branch.index]!;
@@ -264,7 +278,7 @@ export class Transition implements ResumeDraft {
     }
     if (before === undefined) this.state = state;
     else if (fields !== undefined) {
-      setBranch(this, branch!, { state, updates: branchUpdates(node, before.updates, fields) });
+      setBranch(this, branch!, { state, updates: branchUpdates(leaving, before.updates, fields) });
     }
     if (index !== -1) this.pending.splice(index, 1);
     if (!inline) {
@@ -273,7 +287,11 @@ export class Transition implements ResumeDraft {
     }
     // A breakpoint after this node: whatever its completion admits waits for a resume.
     this.pausing = this.#limits.pauseAfter?.includes(activation.node) === true;
-    this.#moveOn(node, activation, state);
+    if (sent === undefined) this.#moveOn(node, activation, state);
+    else {
+      if (leaving.inline!.capped) this.#forgetCaps(activation.scope);
+      this.#moveOn(leaving, { ...activation, node: sent.exit }, state, sent.goto);
+    }
     this.pausing = false;
   }
 
@@ -281,18 +299,18 @@ export class Transition implements ResumeDraft {
    * After an activation completed: open its fan-out, or follow its route or edge. What follows
    * a subgraph's entry runs inside the child's scope; what follows its exit, outside it again.
    */
-  #moveOn(node: RuntimeNode, activation: Activation, state: State): void {
+  #moveOn(node: RuntimeNode, activation: Activation, state: State, goto?: string): void {
     const scope =
       node.inline?.scope === 'enter'
         ? activation.scope === undefined
           ? [activation.id]
           : [...activation.scope, activation.id]
         : outerScope(node, activation);
-    if (node.fanOut !== undefined) {
+    if (goto === undefined && node.fanOut !== undefined) {
       openFanOut(this, node.fanOut, activation, scope);
       return;
     }
-    const next = this.#route(node, activation, state);
+    const next = goto ?? this.#route(node, activation, state);
     if (next === undefined || !this.running) return;
     const { branch } = activation;
     if (branch !== undefined && next === this.fanOuts[branch.fanOut]!.join) {
@@ -549,22 +567,6 @@ export class Transition implements ResumeDraft {
     const name = target.def.name;
     const counts = target.repeats || this.#visits[name] !== undefined;
     return `${name}:${counts ? (this.#visits[name] ?? 0) + 1 : 1}`;
-  }
-
-  /** `fanOut[index]/node:n`, counting visits within the branch so ids do not depend on timing. */
-  #branchId(ref: BranchRef, node: string): string {
-    const branch = this.fanOuts[ref.fanOut]!.branches[ref.index]!;
-    const visit = (branch.visits[node] ?? 0) + 1;
-    if (this.made.has(branch.visits)) {
-      (branch.visits as Record<string, number>)[node] = visit;
-    } else {
-      // Copy then set: a spread with a computed key is a slow path in V8.
-      const visits: Record<string, number> = Object.assign({}, branch.visits);
-      visits[node] = visit;
-      this.made.add(visits);
-      setBranch(this, ref, { visits });
-    }
-    return `${ref.fanOut}[${ref.index}]/${node}:${visit}`;
   }
 
   /** The router's choice, the static edge, or undefined after stopping the run. */

@@ -64,6 +64,10 @@ function isInternal(name: string): boolean {
 
 const paths = new WeakMap<CompiledGraph, ReadonlySet<string>>();
 
+function subgraphNamed(graph: CompiledGraph, name: string) {
+  return graph.def.subgraphs?.find((s) => s.name === name);
+}
+
 /**
  * The nodes of the graph's own path: reachable from its entry through edges, routes and onError
  * routes, a fan-out passed over to its join; neither a branch's nodes nor a child's.
@@ -84,6 +88,9 @@ function mainPath(graph: CompiledGraph): ReadonlySet<string> {
     const next: (string | undefined)[] = [leaving.next, leaving.def.onError];
     if (leaving.router !== undefined) next.push(...leaving.router.targets);
     if (leaving.fanOut !== undefined) next.push(leaving.fanOut.join);
+    // A child's parent gotos are routes of its subgraph node (they go on from its exit too).
+    const sub = node.inline?.scope === 'enter' ? subgraphNamed(graph, name) : undefined;
+    for (const child of sub?.graph.nodes ?? []) next.push(...(child.parentGoto ?? []));
     for (const n of next) if (n !== undefined && n !== END && !isInternal(n)) todo.push(n);
   }
   paths.set(graph, seen);

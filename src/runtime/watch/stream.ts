@@ -1,4 +1,5 @@
 import type { ErrorValue } from '../../error/error-value.js';
+import { sentToParent, shownSent } from '../../graph/parent-goto.js';
 import { declaredActivation, ownUpdate, withoutSlots } from '../../graph/subgraph.js';
 import type { JoinSummary } from '../../graph/types.js';
 import { type Untracked, withoutUntracked } from '../../graph/untracked.js';
@@ -240,7 +241,7 @@ export function stepEvents(
         activation: activation.id,
         node: activation.node,
         attempt: activation.attempt,
-        update: ownUpdate(update ?? null),
+        update: shownUpdate(update ?? null),
         ...(event.type === 'completed' && event.reused === true && { reused: true as const }),
         ...(options.states === true && { state: toldState(after.state, untracked) }),
       });
@@ -353,4 +354,10 @@ export function parseOffset(offset: string): [number, number] {
   const match = /^(\d+)(?:\.(\d+))?$/.exec(offset);
   if (match === null) return [Number.NaN, Number.NaN];
   return [Number(match[1]), match[2] === undefined ? Number.POSITIVE_INFINITY : Number(match[2])];
+}
+
+/** A completion's update as a watcher is shown it: a child's as it returned it, a parent goto as a marker. */
+function shownUpdate(update: unknown): unknown {
+  const sent = sentToParent(update);
+  return sent === undefined ? ownUpdate(update) : shownSent(sent);
 }
