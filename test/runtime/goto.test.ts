@@ -144,6 +144,22 @@ function behaviours(makeStore: () => Store) {
     expect((await checkHistory(store, { runs: ['g2'], graphs: [chain] })).violations).toEqual([]);
   });
 
+  it('goto upstream of a person opens its wait again under a new id, which an answer reaches', async () => {
+    const store = makeStore();
+    await failedAtSend(store);
+
+    const moved = await resume(store, triage, 'r1', { goto: 'classify' });
+
+    expect(moved.status).toBe('waiting');
+    const open = await store.listWaits('r1', { open: true });
+    expect(open.map((w) => w.requestId)).toEqual(['r1/approve:2']);
+    await answer(store, 'r1', 'r1/approve:2', { approved: true }, { by: 'ed' });
+    expect((await resume(store, triage, 'r1')).status).toBe('failed');
+    expect((await inspect(store, triage, 'r1')).trace.entries.map((e) => e.activation)).toContain(
+      'send:2',
+    );
+  });
+
   it('resume with goto moves a waiting run on: its wait is closed and can no longer be answered', async () => {
     const store = makeStore();
     await run(triage, {}, { store, runId: 'r1' });

@@ -123,8 +123,7 @@ export class Transition implements ResumeDraft {
     // A node moved back to (goto, asNode) is counted from then on, like one that loops.
     const counts = target.repeats || this.#visits[node] !== undefined;
     const visit = counts ? (this.#visits[node] ?? 0) + 1 : 1;
-    // Inside a subgraph a cap counts per entry of the child (each run of it gets its cap), under
-    // its own key; the run-wide count above still numbers the activations.
+    // In a subgraph a cap counts per entry of the child, under its own key; `visit` numbers ids.
     const capKey =
       activation.scope === undefined || target.cap === Number.POSITIVE_INFINITY
         ? undefined
@@ -136,8 +135,7 @@ export class Transition implements ResumeDraft {
         cap: target.cap,
         steps: this.#steps,
       });
-      // An onError route that runs into a cap again (a capped node routing errors to itself)
-      // would recurse without end: the second cap in a row is not routed again.
+      // A second cap in a row is not routed again: a capped node routing errors to itself would loop.
       this.#block(target, activation, 'enqueue', error, mayRoute);
       return;
     }
