@@ -4,7 +4,14 @@ import { declaredActivation, ownUpdate, withoutSlots } from '../../graph/subgrap
 import type { JoinSummary } from '../../graph/types.js';
 import { type Untracked, withoutUntracked } from '../../graph/untracked.js';
 import { recordedEvent } from '../codec/untracked.js';
-import type { BranchRef, RunEvent, RunStatus, Snapshot, StepResult } from '../core/snapshot.js';
+import type {
+  Activation,
+  BranchRef,
+  RunEvent,
+  RunStatus,
+  Snapshot,
+  StepResult,
+} from '../core/snapshot.js';
 
 /**
  * One event of a run's stream. Every one comes from a commit of the run's history (its `seq`)
@@ -261,15 +268,7 @@ export function stepEvents(
       const a = command.activation;
       if (a.join !== undefined)
         bodies.push({ type: 'join.released', activation: a.id, node: a.node, join: a.join });
-      bodies.push({
-        type: 'activation.scheduled',
-        activation: a.id,
-        node: a.node,
-        attempt: a.attempt,
-        parent: a.parent === null ? null : declaredActivation(a.parent),
-        ...(a.branch !== undefined && { branch: a.branch }),
-        ...(a.notBefore !== undefined && { notBefore: a.notBefore }),
-      });
+      bodies.push(scheduled(a, a.notBefore));
     } else if (command.type === 'wait') {
       const a = command.activation;
       bodies.push({
@@ -285,16 +284,7 @@ export function stepEvents(
       bodies.push({ type: 'wait.closed', requestIds: command.requestIds });
     } else if (command.type === 'sleep' && command.activation.sleeping?.until !== undefined) {
       // A sleep is an activation scheduled for later: its wake is its completion.
-      const a = command.activation;
-      bodies.push({
-        type: 'activation.scheduled',
-        activation: a.id,
-        node: a.node,
-        attempt: a.attempt,
-        parent: a.parent === null ? null : declaredActivation(a.parent),
-        ...(a.branch !== undefined && { branch: a.branch }),
-        notBefore: command.activation.sleeping.until,
-      });
+      bodies.push(scheduled(command.activation, command.activation.sleeping.until));
     }
   }
   for (const a of after.pending) {
@@ -360,4 +350,17 @@ export function parseOffset(offset: string): [number, number] {
 function shownUpdate(update: unknown): unknown {
   const sent = sentToParent(update);
   return sent === undefined ? ownUpdate(update) : shownSent(sent);
+}
+
+/** An activation scheduled, to run now or (a retry's backoff, a sleep) not before `notBefore`. */
+function scheduled(a: Activation, notBefore: number | undefined) {
+  return {
+    type: 'activation.scheduled' as const,
+    activation: a.id,
+    node: a.node,
+    attempt: a.attempt,
+    parent: a.parent === null ? null : declaredActivation(a.parent),
+    ...(a.branch !== undefined && { branch: a.branch }),
+    ...(notBefore !== undefined && { notBefore }),
+  };
 }
