@@ -14,8 +14,13 @@ export type { ErrorCause, ErrorValue } from './error/error-value.js';
 export type { ThrownData } from './error/thrown-data.js';
 export type { WaymarkErrorOptions } from './error/waymark-error.js';
 export { isWaymarkError, permanentError, WaymarkError } from './error/waymark-error.js';
-export type { GraphOptions, MapOptions, NodeOptions, WorkspaceOptions } from './graph/builder.js';
 export { GraphBuilder, graph } from './graph/builder.js';
+export type {
+  GraphOptions,
+  MapOptions,
+  NodeOptions,
+  WorkspaceOptions,
+} from './graph/builder-options.js';
 export type { CompiledGraph } from './graph/compiled.js';
 export type { Diagnostic, DiagnosticCode, Severity } from './graph/diagnostic.js';
 export { formatDiagnostics, warningCodes } from './graph/diagnostic.js';

@@ -1,4 +1,4 @@
-import type { NodeOptions } from './builder.js';
+import type { NodeOptions } from './builder-options.js';
 import { kindTraits, type NodeKind } from './kinds.js';
 import type { RetryOptions } from './types.js';
 
