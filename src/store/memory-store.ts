@@ -8,7 +8,9 @@ import {
   takeLease,
 } from './internal/leases.js';
 import { MemoryItems } from './internal/memory-items.js';
+import { MemoryMemos } from './internal/memory-memos.js';
 import { MemoryQueue } from './internal/memory-queue.js';
+import { checkGroup, hasLabels, isAfter, pickLease } from './internal/memory-rows.js';
 import { waitClosed } from './internal/waits.js';
 import type {
   ClaimedTask,
@@ -19,11 +21,9 @@ import type {
   Lease,
   LeaseClaim,
   LoadedRun,
-  MemoRecord,
   NewRun,
   RunFilter,
   RunGroup,
-  RunPosition,
   RunRecord,
   RunUsage,
   Store,
@@ -66,7 +66,7 @@ export interface MemoryStoreOptions {
  */
 export class MemoryStore implements Store, WorkQueue {
   readonly #runs = new Map<string, RunRows>();
-  readonly #memos: MemoRecord[] = [];
+  readonly #memos = new MemoryMemos();
   readonly #now: () => number;
   readonly #queue: MemoryQueue;
   readonly #items: MemoryItems;
@@ -325,33 +325,10 @@ export class MemoryStore implements Store, WorkQueue {
       : waits.filter((w) => (w.answer === null && !w.closedAt) === options.open);
   }
 
-  async putMemo(memo: MemoRecord): Promise<void> {
-    this.#memos.push(memo);
-  }
-
-  async findMemo(
-    graph: string,
-    node: string,
-    nodeVersion: number,
-    inputHash: string,
-  ): Promise<MemoRecord | undefined> {
-    return this.#memos.findLast(
-      (m) =>
-        m.graph === graph &&
-        m.node === node &&
-        m.nodeVersion === nodeVersion &&
-        m.inputHash === inputHash,
-    );
-  }
-
-  async clearMemos(graph: string, node?: string): Promise<number> {
-    const before = this.#memos.length;
-    const kept = this.#memos.filter(
-      (m) => m.graph !== graph || (node !== undefined && m.node !== node),
-    );
-    this.#memos.splice(0, before, ...kept);
-    return before - kept.length;
-  }
+  // Memos of node outputs, for reuse across runs: internal/memory-memos.ts.
+  readonly putMemo: Store['putMemo'] = async (memo) => this.#memos.put(memo);
+  readonly findMemo: Store['findMemo'] = async (...key) => this.#memos.find(...key);
+  readonly clearMemos: Store['clearMemos'] = async (graph, node) => this.#memos.clear(graph, node);
 
   // The memory items kept across runs: internal/memory-items.ts.
   readonly putItem: Store['putItem'] = (item) => this.#items.putItem(item);
@@ -556,43 +533,5 @@ export class MemoryStore implements Store, WorkQueue {
     if (rows === undefined)
       throw new WaymarkError('RUN_NOT_FOUND', `there is no run "${runId}"`, { retryable: false });
     return rows;
-  }
-}
-
-/** Whether a run's labels (JSON, or null) hold every wanted label with its value. */
-function hasLabels(labels: string | null, wanted: RunFilter['labels']): boolean {
-  if (wanted === undefined) return true;
-  let have: Record<string, unknown>;
-  try {
-    have = labels === null ? {} : (JSON.parse(labels) as Record<string, unknown>);
-  } catch {
-    return false;
-  }
-  return Object.entries(wanted).every(([key, value]) => have[key] === value);
-}
-
-/** Whether a run comes after `position` in a listing (older, or as old with a smaller id). */
-function isAfter(run: RunRecord, position: RunPosition): boolean {
-  return (
-    run.createdAt < position.createdAt ||
-    (run.createdAt === position.createdAt && run.id < position.id)
-  );
-}
-
-function pickLease(row: LeaseRow): { epoch: number; expiresAt: number } {
-  return { epoch: row.epoch, expiresAt: row.expiresAt };
-}
-
-/** Refuses a group whose seqs do not follow each other, or whose commits differ in epoch. */
-function checkGroup(runId: string, commits: readonly Commit[]): void {
-  const epoch = commits[0]!.epoch ?? null;
-  for (const [i, c] of commits.entries()) {
-    if (c.seq !== commits[0]!.seq + i || (c.epoch ?? null) !== epoch) {
-      throw new WaymarkError(
-        'STORE_CONFLICT',
-        `a group of commits for run "${runId}" must have consecutive seqs and one epoch`,
-        { retryable: false, details: { runId, attempted: c.seq } },
-      );
-    }
   }
 }

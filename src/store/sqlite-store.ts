@@ -5,14 +5,12 @@ import { WaymarkError } from '../error/waymark-error.js';
 import { leaseLost, runOwned, takeLease } from './internal/leases.js';
 import {
   type Row,
-  readEffect,
   readEvent,
   readLease,
   readMemo,
   readRun,
   readSnapshot,
   readTimer,
-  readWait,
 } from './internal/rows.js';
 import { migrate } from './internal/schema.js';
 import {
@@ -24,14 +22,13 @@ import {
   unreadableFile,
 } from './internal/sqlite-errors.js';
 import { SqliteItems } from './internal/sqlite-items.js';
+import { SqliteLedger } from './internal/sqlite-ledger.js';
 import { openFile, ownSchemaOrNone } from './internal/sqlite-open.js';
 import { type SqliteStoreOptions, sqliteOptions } from './internal/sqlite-options.js';
 import { SqliteQueue } from './internal/sqlite-queue.js';
 import { leaseLostMessage, prefixed, refusedMessage, statements } from './internal/sqlite-sql.js';
-import { waitClosed } from './internal/waits.js';
 import type {
   Commit,
-  EffectRecord,
   Lease,
   LeaseClaim,
   LoadedRun,
@@ -43,7 +40,6 @@ import type {
   Store,
   StoredEvent,
   TimerRecord,
-  WaitRecord,
   WorkClaim,
 } from './store.js';
 import { storeFormatVersion } from './store.js';
@@ -87,6 +83,7 @@ export class SqliteStore implements Store, WorkQueue {
   readonly #sql: Statements;
   readonly #queue: SqliteQueue;
   readonly #items: SqliteItems;
+  readonly #ledger: SqliteLedger;
   /** Run numbers by run id, newest last: a number never changes once the run exists. */
   readonly #numbers = new Map<string, number>();
   readonly #now: () => number;
@@ -132,6 +129,11 @@ export class SqliteStore implements Store, WorkQueue {
       lease: (runId, claim, now) => this.#claim(runId, claim, now),
       create: (run) => this.#create(run),
       commit: (runId, commit) => this.#commitIn(runId, commit),
+    });
+    this.#ledger = new SqliteLedger(this.#sql, this.#queue, {
+      write: (fn) => this.#write(fn),
+      read: (fn) => this.#read(fn),
+      existing: (runId) => this.#existing(runId),
     });
   }
 
@@ -361,79 +363,13 @@ export class SqliteStore implements Store, WorkQueue {
     });
   }
 
-  async recordEffect(effect: EffectRecord): Promise<EffectRecord> {
-    return this.#write(() => {
-      this.#existing(effect.runId);
-      this.#sql.insertEffect.run({ ...effect });
-      return readEffect(this.#sql.getEffect.get(effect.runId, effect.key) as Row, effect.runId);
-    });
-  }
-
-  async getEffect(runId: string, key: string): Promise<EffectRecord | undefined> {
-    return this.#read(() => {
-      const row = this.#sql.getEffect.get(runId, key) as Row | undefined;
-      if (row !== undefined) return readEffect(row, runId);
-      this.#existing(runId);
-      return undefined;
-    });
-  }
-
-  async listEffects(runId: string): Promise<EffectRecord[]> {
-    return this.#read(() => {
-      this.#existing(runId);
-      return (this.#sql.listEffects.all(runId) as Row[]).map((row) => readEffect(row, runId));
-    });
-  }
-
-  async openWait(wait: WaitRecord): Promise<void> {
-    this.#write(() => {
-      this.#existing(wait.runId);
-      // Opening the same request again (a replayed step) keeps the first record and its answer.
-      this.#sql.insertWait.run({ ...wait, closedAt: wait.closedAt ?? null });
-    });
-  }
-
-  async answerWait(
-    runId: string,
-    requestId: string,
-    answer: string,
-    by: string,
-    at: number,
-  ): Promise<WaitRecord> {
-    const answered = this.#write(() => {
-      const row = this.#sql.answerWait.get({ runId, requestId, answer, by, at }) as Row | undefined;
-      if (row !== undefined) {
-        // With its wake-up, in one transaction: an answer recorded must never wait unseen.
-        this.#queue.wakeWithin(runId, at);
-        return readWait(row, runId);
-      }
-      this.#existing(runId);
-      const wait = this.#sql.getWait.get(runId, requestId) as Row | undefined;
-      if (wait === undefined) {
-        throw new WaymarkError('WAIT_NOT_FOUND', `run "${runId}" has no wait "${requestId}"`, {
-          retryable: false,
-        });
-      }
-      const record = readWait(wait, runId);
-      if (record.answer === null && record.closedAt) throw waitClosed(runId, requestId);
-      throw new WaymarkError(
-        'WAIT_ALREADY_ANSWERED',
-        `wait "${requestId}" of run "${runId}" was answered by ${record.answeredBy} already`,
-        { retryable: false },
-      );
-    });
-    this.#queue.toldOfWake();
-    return answered;
-  }
-
-  async listWaits(runId: string, options: { readonly open?: boolean } = {}): Promise<WaitRecord[]> {
-    return this.#read(() => {
-      const open = options.open === undefined ? null : Number(options.open);
-      const rows = this.#sql.listWaits.all({ runId, open }) as Row[];
-      if (rows.length === 0) this.#existing(runId);
-      return rows.map((row) => readWait(row, runId));
-    });
-  }
+  // Effects and waits, kept by run: internal/sqlite-ledger.ts.
+  readonly recordEffect: Store['recordEffect'] = async (e) => this.#ledger.recordEffect(e);
+  readonly getEffect: Store['getEffect'] = async (id, key) => this.#ledger.getEffect(id, key);
+  readonly listEffects: Store['listEffects'] = async (id) => this.#ledger.listEffects(id);
+  readonly openWait: Store['openWait'] = async (wait) => this.#ledger.openWait(wait);
+  readonly answerWait: Store['answerWait'] = async (...a) => this.#ledger.answerWait(...a);
+  readonly listWaits: Store['listWaits'] = async (id, o) => this.#ledger.listWaits(id, o);
 
   async putMemo(memo: MemoRecord): Promise<void> {
     this.#sql.insertMemo.run({ ...memo });
