@@ -3,6 +3,7 @@
 //   npm run bench                      all scenarios but `workers` (about 4-5 minutes)
 //   npm run bench -- chain loop        only these
 //   npm run bench -- workers           the PostgreSQL worker numbers (WAYMARK_PG_URL; ~12 minutes)
+//   npm run bench -- time              sleeping runs on PostgreSQL workers (WAYMARK_PG_URL)
 //   npm run bench -- --quick           short warm-up and 3 repetitions: a smoke test, not numbers
 //   npm run bench -- --ref HEAD        measure the tsc build of a commit, not the working tree
 //   npm run bench -- --source          measure src/ through tsx instead of the tsc build
@@ -38,12 +39,13 @@ const scenarios: Readonly<Record<string, string>> = {
   heartbeat: 'ctx.heartbeat() in process: cost per heartbeat, with and without idleTimeoutMs',
   workspace:
     'a workspace per branch (worktree, patch, merge-tree) vs copying the tree, 1,000 files',
+  time: 'PostgreSQL workers: empty claims with 10,000 runs asleep, wake lateness of 1,000 due at once (only when named)',
   workers:
     'PostgreSQL workers: throughput vs pg-boss, fan-out 1 vs 4, latency, durable step, takeover, a 1,000-item map (only when named)',
 };
 
 /** Scenarios that run only when named: they need a PostgreSQL server (WAYMARK_PG_URL). */
-const optIn = new Set(['workers']);
+const optIn = new Set(['workers', 'time']);
 
 /**
  * Scenarios measured in more than one child process: each entry is the arguments of one child,
@@ -52,6 +54,7 @@ const optIn = new Set(['workers']);
 const parts: Readonly<Record<string, readonly (readonly string[])[]>> = {
   sqlite: [['chain'], ['loop']],
   subgraph: [['memory'], ['sqlite']],
+  time: [['asleep'], ['wake']],
   workers: [['throughput'], ['fanout'], ['latency'], ['step'], ['takeover'], ['widemap']],
 };
 

@@ -139,14 +139,22 @@ describePg('a fold commits what it folds in one transaction', () => {
     expect(left).not.toContain(a.activation);
   });
 
-  it('a claim reads only the runs that are still going: finished ones, however many, are not scanned', async () => {
+  it('a claim reads only the runs that have something to fold: finished and waiting ones, however many, are not scanned', async () => {
     const { pgStatements } = await import('../../src/store/internal/pg-sql.js');
-    // Two thousand finished runs of the claimed graph, older than the three still going: what
-    // a claim of the oldest live runs must not walk through.
+    // Two thousand finished runs of the claimed graph and two thousand waiting ones (asleep, or
+    // for a person), older than the three still going: what a claim must not walk through.
     const finished = Array.from({ length: 2_000 }, (_, i) =>
       sampleRun(`done-${i}`, { graph: 'g', graphHash: 'h', createdAt: i, status: 'succeeded' }),
     );
-    await store.createRuns(finished);
+    const waiting = Array.from({ length: 2_000 }, (_, i) =>
+      sampleRun(`asleep-${i}`, {
+        graph: 'g',
+        graphHash: 'h',
+        createdAt: 5_000 + i,
+        status: 'waiting',
+      }),
+    );
+    await store.createRuns([...finished, ...waiting]);
     await store.createRuns(
       ['a', 'b', 'c'].map((id, i) =>
         sampleRun(`live-${id}`, { graph: 'g', graphHash: 'h', createdAt: 10_000 + i }),
@@ -165,7 +173,7 @@ describePg('a fold commits what it folds in one transaction', () => {
         const plan = JSON.stringify(
           await analyzedPlan(client, name, text, `('{g}', '{h}', 8, 'w', NULL, NULL, 1000)`),
         );
-        expect(plan).toContain('"Index Name":"runs_claim"');
+        expect(plan).toContain('"Index Name":"runs_running"');
         const removed = [...plan.matchAll(/"Rows Removed by Filter":(\d+)/g)].map((m) =>
           Number(m[1]),
         );

@@ -15,7 +15,7 @@ import { type BenchGraph, type BenchGraphName, benchGraphs } from './graphs.mjs'
 
 export interface WorkerBench {
   readonly wm: typeof Waymark;
-  readonly graphs: Readonly<Record<BenchGraphName, BenchGraph>>;
+  readonly graphs: ReturnType<typeof benchGraphs>;
   /** The directory of the build the worker processes import. */
   readonly build: string;
   readonly admin: pg.Pool;

@@ -24,4 +24,9 @@ export declare const fanWidth: number;
 export declare const fanNodeMs: number;
 export declare const wideWidths: readonly [number, number];
 export type BenchGraphName = 'one' | 'chain10' | 'fan100' | 'map100' | 'map1000' | 'pair' | 'hold';
-export declare function benchGraphs(waymark: typeof Waymark): Record<BenchGraphName, BenchGraph>;
+/** The `nap` graph's state: the time (ms since the epoch) its sleep wakes. */
+export type NapState = { wakeAt: number };
+export type NapGraph = Waymark.CompiledGraph<NapState, Partial<NapState>>;
+export declare function benchGraphs(
+  waymark: typeof Waymark,
+): Record<BenchGraphName, BenchGraph> & { readonly nap?: NapGraph };

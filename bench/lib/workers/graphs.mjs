@@ -109,5 +109,21 @@ export function benchGraphs(waymark) {
     .entry('hold')
     .compile();
 
-  return { one, chain10, fan100, map100, map1000, pair, hold };
+  // A sleep until the time the input gives, then a node that says how late it started (ms of
+  // the wall clock, the sleep's own clock). Absent from builds before sleep() existed.
+  const nap =
+    waymark.sleep === undefined
+      ? undefined
+      : graph('nap', { state: z.object({ wakeAt: z.number().default(0) }) })
+          .node('nap', waymark.sleep({ until: (s) => s.wakeAt }))
+          .node('after', async (s, ctx) => {
+            process.stdout.write(`woke ${ctx.runId} ${Date.now() - s.wakeAt}\n`);
+            return {};
+          })
+          .edge('nap', 'after')
+          .edge('after', END)
+          .entry('nap')
+          .compile();
+
+  return { one, chain10, fan100, map100, map1000, pair, hold, ...(nap && { nap }) };
 }

@@ -18,20 +18,36 @@ const taskColumns = `run_id, activation, attempt, node, graph, graph_hash, not_b
 /**
  * The runs a claim of runs takes (the `graphs` it names, $1 and $2; at most $3), as the CTEs
  * `graphs` and `candidates (cid)`, locked: runs with something to fold and no live owner.
+ * Running runs are walked in claim order, oldest first, by their own index; a waiting run is
+ * found only through what wakes it (an inbox item, a due timer), read by key from that list
+ * (an array: a join would let the planner start from the runs), so runs asleep or waiting for
+ * a person cost a claim nothing, however many there are. The woken go first: each is a
+ * person's answer or a timer someone waits on, and they run out, so they cannot starve the
+ * running. Locks cannot go with a UNION: each side locks its own, and what one side takes past
+ * the claim's limit is free again when the claim commits.
  */
 export function runCandidates(s: string): string {
+  const unowned = `(r.lease_epoch IS NULL OR r.lease_expires_at <= ${nowMs})`;
+  const joinGraphs = 'JOIN graphs g ON g.name = r.graph AND g.hash = r.graph_hash';
   return `graphs AS (SELECT * FROM unnest($1::text[], $2::text[]) AS g (name, hash)),
-    candidates AS (
-      SELECT r.id AS cid FROM ${s}.runs r JOIN graphs g ON g.name = r.graph AND g.hash = r.graph_hash
-      WHERE r.status IN ('running', 'waiting')
-        AND (r.lease_epoch IS NULL OR r.lease_expires_at <= ${nowMs})
-        AND ((r.seq = 0 AND r.status = 'running')
+    woken AS (
+      SELECT r.id AS cid FROM ${s}.runs r ${joinGraphs}
+      WHERE r.id = ANY (ARRAY(SELECT DISTINCT run_id FROM ${s}.inbox
+          UNION ALL SELECT run_id FROM ${s}.timers WHERE at <= ${nowMs}))
+        AND r.status = 'waiting' AND ${unowned}
+      LIMIT $3
+      FOR UPDATE OF r SKIP LOCKED),
+    running AS (
+      SELECT r.id AS cid FROM ${s}.runs r ${joinGraphs}
+      WHERE r.status = 'running' AND ${unowned}
+        AND (r.seq = 0
           OR EXISTS (SELECT FROM ${s}.inbox i WHERE i.run_id = r.id)
           OR EXISTS (SELECT FROM ${s}.timers t WHERE t.run_id = r.id AND t.at <= ${nowMs})
-          OR (r.status = 'running' AND NOT EXISTS (SELECT FROM ${s}.tasks k WHERE k.run_id = r.id)))
+          OR NOT EXISTS (SELECT FROM ${s}.tasks k WHERE k.run_id = r.id))
       ORDER BY r.created_at, r.id
       LIMIT $3
-      FOR UPDATE OF r SKIP LOCKED)`;
+      FOR UPDATE OF r SKIP LOCKED),
+    candidates AS (SELECT cid FROM woken UNION ALL SELECT cid FROM running LIMIT $3)`;
 }
 
 /**

@@ -142,6 +142,11 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
   (s) => foldFailuresMigration(s),
   // 9: the memory items kept across runs (pg-items-sql.ts).
   (s) => itemsMigration(s),
+  // 10: claims walk the running runs only, and find a waiting run through its inbox or a due
+  // timer (runCandidates): with runs_claim, each claim walked every run asleep or waiting for a
+  // person, 7.6 ms with 10,000 of them against 0.2 ms with none (npm run bench -- time).
+  (s) => `CREATE INDEX runs_running ON ${s}.runs (created_at, id) WHERE status = 'running';
+    DROP INDEX ${s}.runs_claim;`,
 ];
 
 /** The schema version this code writes: the number of migrations. */

@@ -239,6 +239,37 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX items_expiring ON items (expires_at) WHERE expires_at IS NOT NULL;
   `,
+  // 8: the runs whose head is running, by number, so that a claim finds what it may fold
+  // without reading every run in the file: it walks these, and reaches a waiting run only
+  // through its inbox or a due timer (sqlite-queue-sql.ts). Before, each claim read the head
+  // of every run of its graphs, finished and asleep alike: 15 ms with 10,000 runs asleep.
+  // A commit that leaves a run running finds its row present and writes no page for it.
+  `
+  CREATE TABLE running (num INTEGER PRIMARY KEY);
+  INSERT INTO running (num) SELECT key >> 32 FROM events WHERE status = 'running';
+  CREATE TRIGGER running_started AFTER INSERT ON events
+    WHEN (NEW.key & 4294967295) = 0 AND NEW.status = 'running' BEGIN
+    INSERT OR IGNORE INTO running (num) VALUES (NEW.key >> 32);
+  END;
+  CREATE TRIGGER running_failed AFTER UPDATE OF status ON events
+    WHEN NEW.status IS NOT NULL AND NEW.status <> 'running' BEGIN
+    DELETE FROM running WHERE num = NEW.key >> 32;
+  END;
+  DROP TRIGGER commits_append;
+  CREATE TRIGGER commits_append INSTEAD OF INSERT ON commits BEGIN
+    SELECT RAISE(ABORT, 'waymark: lease lost')
+      WHERE NEW.epoch IS NOT NULL
+        AND NEW.epoch IS NOT (SELECT epoch FROM leases WHERE num = NEW.num);
+    UPDATE events SET status = NULL, error = NULL
+      WHERE key = (NEW.num << 32) + NEW.seq - 1 AND NEW.seq BETWEEN 1 AND 4294967295
+        AND status IN ('running', 'waiting', 'succeeded', 'failed', 'cancelled', 'timed_out');
+    SELECT RAISE(ABORT, 'waymark: commit refused') WHERE changes() = 0;
+    INSERT INTO events (key, at, event, trace, status, error)
+      VALUES ((NEW.num << 32) + NEW.seq, NEW.at, NEW.event, NEW.trace, NEW.status, NEW.error);
+    DELETE FROM running WHERE num = NEW.num AND NEW.status IS NOT 'running';
+    INSERT OR IGNORE INTO running (num) SELECT NEW.num WHERE NEW.status = 'running';
+  END;
+  `,
 ];
 
 /** The schema version this code writes: the number of migrations. */

@@ -11,8 +11,16 @@ const taskColumns = `run_id, activation, attempt, node, graph, graph_hash, not_b
 
 export const queueStatements = {
   // Runs with something to fold and no live owner: never started, an inbox item, a due timer,
-  // or left running with no task queued (their in-process driver died). As PostgreSQL's.
-  runCandidates: `SELECT runs.id FROM runs
+  // or left running with no task queued (their in-process driver died). As PostgreSQL's, found
+  // among the running runs and those an inbox item or a due timer wakes: a run asleep, waiting
+  // or finished is never read by a claim.
+  // CROSS JOIN keeps SQLite's planner to that order: from the few woken, never from every run.
+  runCandidates: `SELECT runs.id FROM (
+        SELECT num FROM running
+        UNION SELECT runs.num FROM inbox CROSS JOIN runs ON runs.id = inbox.run_id
+        UNION SELECT runs.num FROM timers CROSS JOIN runs ON runs.id = timers.run_id
+          WHERE timers.at <= @now) AS woken
+    CROSS JOIN runs ON runs.num = woken.num
     LEFT JOIN leases ON leases.num = runs.num
     JOIN events AS head ON head.key = (
       SELECT key FROM events
