@@ -1,4 +1,5 @@
-// Two builds of waymark side by side in one process: the in-memory chain and loop per node step,
+// Two builds of waymark side by side in one process: the in-memory chain and loop and the SQLite
+// chain per node step,
 // the builds alternating round by round after a warm-up by time, so a burst of load on a shared
 // machine falls on both alike. For "no regression beyond noise" against an earlier commit.
 //
@@ -6,11 +7,14 @@
 //
 // Prints, per graph, each build's median per node step and the paired ratio (new / old).
 
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type * as Waymark from '../src/index.js';
+import type * as WaymarkSqlite from '../src/sqlite.js';
 import { buildWaymark } from './lib/build-waymark.js';
+import { tempDir } from './lib/sqlite.js';
 
 const ref = process.argv[2];
 const rounds = Number(process.argv[3] ?? 20);
@@ -20,8 +24,14 @@ if (ref === undefined || !Number.isInteger(rounds) || rounds < 1) {
 }
 
 process.stderr.write(`building the working tree and ${ref} ...\n`);
-const load = async (built: { entry: string }) =>
-  (await import(pathToFileURL(built.entry).href)) as typeof Waymark;
+interface Build {
+  readonly wm: typeof Waymark;
+  readonly sqlite: typeof WaymarkSqlite;
+}
+const load = async (built: { entry: string }): Promise<Build> => ({
+  wm: await import(pathToFileURL(built.entry).href),
+  sqlite: await import(pathToFileURL(join(dirname(built.entry), 'sqlite.js')).href),
+});
 const builds = {
   new: await load(buildWaymark(undefined, 'ab-new')),
   old: await load(buildWaymark(ref, 'ab-old')),
@@ -29,7 +39,8 @@ const builds = {
 
 type Graphs = Record<string, { steps: number; call: () => Promise<unknown> }>;
 
-function graphsOf(wm: typeof Waymark): Graphs {
+function graphsOf({ wm, sqlite }: Build, name: string): Graphs {
+  const store = new sqlite.SqliteStore(join(tempDir(`ab-${name}`), 'ab.db'));
   const State = z.object({ counter: z.number() });
   let chain = wm.graph('chain', { state: State }) as Waymark.GraphBuilder<
     { counter: number },
@@ -53,10 +64,14 @@ function graphsOf(wm: typeof Waymark): Graphs {
       steps: 2_000,
       call: () => wm.run(loop, { counter: 0 }, { maxSteps: 10_000 }),
     },
+    'SQLite chain 100': {
+      steps: 100,
+      call: () => wm.run(chain100, { counter: 0 }, { maxSteps: 10_000, store }),
+    },
   };
 }
 
-const graphs = { new: graphsOf(builds.new), old: graphsOf(builds.old) };
+const graphs = { new: graphsOf(builds.new, 'new'), old: graphsOf(builds.old, 'old') };
 
 /** Microseconds per node step of `ms` worth of calls. */
 async function slice(g: Graphs[string], ms: number): Promise<number> {

@@ -214,6 +214,13 @@ export class MemoryStore implements Store, WorkQueue {
     return [...this.#rows(runId).timers.values()].sort((a, b) => a.at - b.at);
   }
 
+  async nextTimerAt(after: number): Promise<number | undefined> {
+    let next: number | undefined;
+    for (const rows of this.#runs.values())
+      for (const t of rows.timers.values()) if (t.at > after && !(t.at >= next!)) next = t.at;
+    return next;
+  }
+
   async dueTimers(at: number, limit?: number): Promise<TimerRecord[]> {
     const due = [...this.#runs.values()]
       .flatMap((rows) => [...rows.timers.values()])

@@ -146,6 +146,9 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
   dueTimers(at: number, limit?: number): Promise<TimerRecord[]> {
     return own.dueTimers(this.#db, at, limit);
   }
+  nextTimerAt(after: number): Promise<number | undefined> {
+    return own.nextTimerAt(this.#db, after);
+  }
 
   // Effects, waits, memos.
   recordEffect(effect: EffectRecord): Promise<EffectRecord> {

@@ -275,6 +275,11 @@ export class SqliteStore implements Store, WorkQueue {
     });
   }
 
+  async nextTimerAt(after: number): Promise<number | undefined> {
+    const row = this.#sql.nextTimer.get(after) as { at: number | null };
+    return row.at ?? undefined;
+  }
+
   async dueTimers(at: number, limit?: number): Promise<TimerRecord[]> {
     const rows = this.#sql.dueTimers.all(
       at,

@@ -427,6 +427,12 @@ export interface TimerStore {
   listTimers(runId: string): Promise<TimerRecord[]>;
   /** Timers due at or before `at`, soonest first. */
   dueTimers(at: number, limit?: number): Promise<TimerRecord[]>;
+  /**
+   * When the soonest timer due after `after` is due, across runs, or undefined if none is:
+   * how long an idle worker may wait before something comes due. Timers already due are left
+   * out, so one nobody here can take never keeps a poller awake.
+   */
+  nextTimerAt(after: number): Promise<number | undefined>;
 }
 
 /** The effect ledger: one recorded result per idempotency key. */

@@ -9,6 +9,7 @@ import {
   enqueue,
   graph,
   isWaymarkError,
+  MemoryStore,
   person,
   type Store,
   sleep,
@@ -49,10 +50,11 @@ async function withWorkers<T>(
   graphs: ConstructorParameters<typeof Worker>[1],
   count: number,
   body: () => Promise<T>,
+  pollMs = 50,
 ): Promise<T> {
   const stop = new AbortController();
   const running = Array.from({ length: count }, () =>
-    new Worker(store, graphs, { leaseMs: 5_000, pollMs: 50 }).run(stop.signal),
+    new Worker(store, graphs, { leaseMs: 5_000, pollMs }).run(stop.signal),
   );
   try {
     return await body();
@@ -98,6 +100,30 @@ async function sleepsAndWakesOnce(store: Store & WorkQueue, workers: number, run
     expect(await wakes(store, id, 'nap:1')).toBe(1);
     expect(await store.listTimers(id)).toEqual([]);
   }
+}
+
+/**
+ * An idle worker waits for the soonest timer, not for its next poll: with a poll of a minute,
+ * a run asleep for 300 ms still wakes within a few seconds (it would wait the minute before).
+ */
+async function wakesWhenDueNotAtThePoll(store: Store & WorkQueue) {
+  const ran = { last: 0 };
+  const g = napping(ran);
+  const runId = await enqueue(store, g, {}, { runId: 'due-soon' });
+  await withWorkers(
+    store,
+    [g],
+    1,
+    async () => {
+      const deadline = Date.now() + 10_000;
+      while ((await store.getRun(runId))?.status !== 'succeeded') {
+        if (Date.now() > deadline) throw new Error('the run did not wake when its timer was due');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    60_000,
+  );
+  expect(ran.last).toBe(1);
 }
 
 /** approve (a person with 300 ms to answer) -> done, or on its timeout -> escalate. */
@@ -155,6 +181,16 @@ describePg('sleeping runs on PostgreSQL workers', () => {
   it('two workers close a wait past its deadline once: the run escalates, a late answer is refused', async () => {
     await timesOutOnce(db.store, 2, 4);
   });
+
+  it('an idle worker wakes a sleeping run when it is due, not at its next poll', async () => {
+    await wakesWhenDueNotAtThePoll(db.store);
+  });
+});
+
+describe('sleeping runs on a memory store worker', () => {
+  it('an idle worker wakes a sleeping run when it is due, not at its next poll', async () => {
+    await wakesWhenDueNotAtThePoll(new MemoryStore());
+  });
 });
 
 describe('sleeping runs on SQLite workers (one file)', () => {
@@ -166,6 +202,7 @@ describe('sleeping runs on SQLite workers (one file)', () => {
     try {
       await sleepsAndWakesOnce(store, 2, 4);
       await timesOutOnce(store, 2, 3);
+      await wakesWhenDueNotAtThePoll(store);
     } finally {
       store.close();
     }

@@ -215,6 +215,7 @@ function texts(s: string) {
       WHERE r.id = $1 ORDER BY t.at, t.id`,
     dueTimers: `SELECT run_id, id, at FROM ${s}.timers WHERE at <= $1
       ORDER BY at, run_id, id LIMIT $2`,
+    nextTimer: `SELECT min(at) AS at FROM ${s}.timers WHERE at > $1`,
     // The row that stands, in the same statement when this call recorded it.
     recordEffect: `WITH run AS (SELECT id FROM ${s}.runs WHERE id = $1),
       recorded AS (

@@ -107,6 +107,7 @@ export const statements = {
   clearTimer: 'DELETE FROM timers WHERE run_id = ? AND id = ?',
   listTimers: 'SELECT * FROM timers WHERE run_id = ? ORDER BY at, id',
   dueTimers: 'SELECT * FROM timers WHERE at <= ? ORDER BY at, run_id, id LIMIT ?',
+  nextTimer: 'SELECT min(at) AS at FROM timers WHERE at > ?',
   insertMemo: `INSERT INTO memos (graph, node, node_version, input_hash, output, run_id, activation, at)
     VALUES (@graph, @node, @nodeVersion, @inputHash, @output, @runId, @activation, @at)`,
   findMemo: `SELECT * FROM memos

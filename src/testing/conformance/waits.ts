@@ -126,6 +126,17 @@ export function waitsSuite(t: Section): void {
       expect(await t.store.dueTimers(500, 1)).toEqual([{ runId: 'r2', id: 'b', at: 100 }]);
       expect(await t.store.dueTimers(50)).toEqual([]);
     });
+
+    it('says when the soonest timer after a time is due, leaving out the ones due already', async () => {
+      expect(await t.store.nextTimerAt(0)).toBeUndefined();
+      await t.store.createRun(newRun('r1'));
+      await t.store.createRun(newRun('r2'));
+      await t.store.commit('r1', step(1, { timers: { set: [{ runId: 'r1', id: 'a', at: 300 }] } }));
+      await t.store.commit('r2', step(1, { timers: { set: [{ runId: 'r2', id: 'b', at: 100 }] } }));
+      expect(await t.store.nextTimerAt(0)).toBe(100);
+      expect(await t.store.nextTimerAt(100)).toBe(300);
+      expect(await t.store.nextTimerAt(300)).toBeUndefined();
+    });
   });
 
   describe('waits opened and closed by commits', () => {

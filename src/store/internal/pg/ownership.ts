@@ -77,6 +77,12 @@ export async function listTimers(db: PgConnection, runId: string): Promise<Timer
   return rows.filter((row) => row.id !== null).map(readTimer);
 }
 
+export async function nextTimerAt(db: PgConnection, after: number): Promise<number | undefined> {
+  const { rows } = await db.query(db.sql.nextTimer, [after]);
+  const at = rows[0]?.at as number | null | undefined;
+  return at ?? undefined;
+}
+
 export async function dueTimers(
   db: PgConnection,
   at: number,
