@@ -100,6 +100,13 @@ export interface NodeOptions<S, W extends Field<S> = Field<S>> {
    * needs `reads`), or what `key(state)` returns. Needs a store; `clearCache` forgets.
    */
   readonly cache?: { readonly ttlMs: number; readonly key?: (state: Readonly<S>) => string };
+  /**
+   * The node's body starts no earlier than this time (a `Date` or ms since the epoch), taken
+   * from the state the node sees when the run reaches it (Temporal: a timer before the
+   * activity; DBOS: `DBOS.sleep` before the step). Until then the run sleeps durably, as at a
+   * `sleep()` node; a time in the past starts the body at once. Not on a person or a sleep.
+   */
+  readonly notBefore?: (state: Readonly<S>) => Date | number;
   readonly writes?: readonly W[];
   /** Programs `ctx.exec` may start in this node, e.g. `['node', 'git']`; absent: none. */
   readonly exec?: readonly string[];

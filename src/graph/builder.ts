@@ -13,7 +13,7 @@ import { withDefaults } from './node-defaults.js';
 import { waitSpecOf } from './person.js';
 import type { Reducer } from './reducers.js';
 import { runtimeNodes } from './runtime-nodes.js';
-import { sleepSpecOf } from './sleep.js';
+import { type NotBefore, sleepSpecOf } from './sleep.js';
 import {
   inputFields,
   mappedInline,
@@ -71,6 +71,7 @@ export class GraphBuilder<
   readonly #scores = new Map<string, (state: Readonly<S>) => number>();
   readonly #retryWhens = new Map<string, (error: ErrorValue) => boolean>();
   readonly #cacheKeys = new Map<string, (state: unknown) => string>();
+  readonly #notBefores = new Map<string, NotBefore>();
   readonly #subgraphs: SubgraphEntry[] = [];
   #entry: string | null = null;
 
@@ -135,6 +136,10 @@ export class GraphBuilder<
       if (typeof key === 'function' && !this.#cacheKeys.has(name))
         this.#cacheKeys.set(name, key as (state: unknown) => string);
     }
+    if (typeof opts.notBefore === 'function') {
+      def.notBefore = true;
+      if (!this.#notBefores.has(name)) this.#notBefores.set(name, opts.notBefore as NotBefore);
+    } else if (opts.notBefore !== undefined) def.notBefore = opts.notBefore as never;
     if (opts.writes !== undefined) def.writes = copyList(opts.writes);
     // A sleep brings no update: it writes nothing, and the validator may count on that.
     else if (sleepSpecOf(fn) !== undefined) def.writes = [];
@@ -340,6 +345,7 @@ export class GraphBuilder<
       scores: this.#scores as ReadonlyMap<string, (s: unknown) => number>,
       retryWhens: this.#retryWhens,
       cacheKeys: this.#cacheKeys,
+      notBefores: this.#notBefores,
     });
     const shape = this.#options.state.shape as Record<string, z.ZodType>;
     const reducers = new Map<string, Reducer>();

@@ -3,7 +3,7 @@ import type { RuntimeNode } from './compiled.js';
 import { END } from './end.js';
 import { kindTraits } from './kinds.js';
 import { waitSpecOf } from './person.js';
-import { sleepSpecOf } from './sleep.js';
+import { type NotBefore, sleepSpecOf } from './sleep.js';
 import type { GraphDef, NodeFn, RouterFn } from './types.js';
 
 /** The function tables a builder keeps beside its plain-data declaration. */
@@ -13,6 +13,7 @@ export interface FunctionTables {
   readonly scores: ReadonlyMap<string, (branchState: unknown) => number>;
   readonly retryWhens: ReadonlyMap<string, (error: ErrorValue) => boolean>;
   readonly cacheKeys?: ReadonlyMap<string, (state: unknown) => string>;
+  readonly notBefores?: ReadonlyMap<string, NotBefore>;
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -55,6 +56,9 @@ export function runtimeNodes(
       join,
       wait: waitSpecOf(tables.fns.get(node.name)),
       ...(sleeps(tables.fns.get(node.name)) && { sleep: sleepSpecOf(tables.fns.get(node.name))! }),
+      ...(tables.notBefores?.has(node.name) && {
+        sleep: { until: tables.notBefores.get(node.name)!, thenRun: true as const },
+      }),
       ...(tables.retryWhens.has(node.name) && { retryWhen: tables.retryWhens.get(node.name)! }),
       ...(tables.cacheKeys?.has(node.name) && { cacheKey: tables.cacheKeys.get(node.name)! }),
       ...(untracked !== undefined &&

@@ -10,12 +10,17 @@ export type SleepOptions<S> =
   | { readonly for: Duration; readonly until?: never }
   | { readonly until: (state: Readonly<S>) => Date | number; readonly for?: never };
 
+/** A node's `notBefore`: the time its body may start, from the state it sees. */
+export type NotBefore = (state: unknown) => Date | number;
+
 /** The sleep a sleep node's activation takes, as the runtime reads it. */
 export interface SleepSpec {
   /** Counted from when the run reaches the node. */
   readonly forMs?: number;
   /** A time (ms since the epoch) from the state the node sees; called once, when it is reached. */
   readonly until?: (state: unknown) => Date | number;
+  /** A node's `notBefore`, not a sleep node: when it wakes its body runs. */
+  readonly thenRun?: true;
 }
 
 /** A node function that is a durable sleep; the runtime never calls it. */

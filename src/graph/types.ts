@@ -61,6 +61,8 @@ export interface NodeDef {
   readonly readsContext?: true;
   /** Outputs reused across runs for `ttlMs`; `key: true` when a key function makes the key. */
   readonly cache?: { readonly ttlMs: number; readonly key?: true };
+  /** The node waits for a time its `notBefore` function reads from the state. */
+  readonly notBefore?: true;
   /** A terminal node ends its path when it completes (as if it had an edge to END). */
   readonly terminal?: boolean;
   /**

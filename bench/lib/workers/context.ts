@@ -11,7 +11,7 @@ import { adminPool, checkServer, pgUrl } from '../pg.js';
 import type { Row } from '../report.js';
 import { loadWaymarkPostgres, wm } from '../waymark.js';
 import { workerBuild } from './children.js';
-import { type BenchGraph, type BenchGraphName, benchGraphs } from './graphs.mjs';
+import { benchGraphs } from './graphs.mjs';
 
 export interface WorkerBench {
   readonly wm: typeof Waymark;

@@ -1,4 +1,4 @@
-import type { Activation, RunEvent, Snapshot } from './snapshot.js';
+import type { Activation, Blocked, RunEvent, Snapshot } from './snapshot.js';
 
 // Small rules about pending activations that the transition and its helpers share.
 
@@ -102,4 +102,31 @@ export function wakeOf(activation: Activation): RunEvent {
     attempt: activation.attempt,
     update: undefined,
   };
+}
+
+/**
+ * The index of `id` at `attempt` in `pending`; -1 for a stale event (gone, or another attempt).
+ *
+ * @example
+ * const index = pendingIndex(pending, 'draft:1', 2);
+ */
+export function pendingIndex(
+  pending: readonly Activation[],
+  id: string,
+  attempt: number | undefined,
+): number {
+  const index = pending.findIndex((a) => a.id === id);
+  if (index === -1 || attempt === undefined) return index;
+  return pending[index]!.attempt === attempt ? index : -1;
+}
+
+/**
+ * Marks a pending activation, in place, as kept for a resume, not as work in flight.
+ *
+ * @example
+ * keepBlocked(pending, 'map[2]/fix:1', 'branch');
+ */
+export function keepBlocked(pending: Activation[], id: string, kind: Blocked): void {
+  const index = pending.findIndex((a) => a.id === id);
+  if (index !== -1) pending[index] = { ...pending[index]!, blocked: kind };
 }

@@ -97,6 +97,19 @@ export function endedSleeps(activations: readonly Activation[]): Command[] {
 }
 
 /**
+ * A woken activation of a node whose `notBefore` it slept for: the same activation, awake, to
+ * run its body; undefined for a sleep node's, which completes.
+ *
+ * @example
+ * const awake = awakeToRun(node, activation); // { id: 'send:1', ... } without `sleeping`
+ */
+export function awakeToRun(node: RuntimeNode, activation: Activation): Activation | undefined {
+  if (node.sleep?.thenRun !== true) return undefined;
+  const { sleeping: _slept, ...awake } = activation;
+  return awake;
+}
+
+/**
  * Whether the event is about a sleeping activation of the run: its time, or its wake.
  *
  * @example

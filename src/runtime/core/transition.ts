@@ -3,7 +3,7 @@ import { type ErrorValue, errorValue } from '../../error/error-value.js';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
 import { END } from '../../graph/end.js';
 import { type SentToParent, sentToParent } from '../../graph/parent-goto.js';
-import { blocked, onlyWaiting, where } from './activations.js';
+import { blocked, keepBlocked, onlyWaiting, pendingIndex, where } from './activations.js';
 import { answerUpdate } from './answer-update.js';
 import { mergeFields, parseUpdate, refusalError } from './apply-update.js';
 import { booked } from './attempt-report.js';
@@ -16,11 +16,10 @@ import { sentFromBranch } from './parent-update.js';
 import { nextAttempt, retries } from './retry.js';
 import { routeOf } from './route.js';
 import { branchUpdates, outerScope, scheduling } from './scope.js';
-import { admitStop, endedSleeps, startCommand } from './sleeping.js';
+import { admitStop, awakeToRun, endedSleeps, startCommand } from './sleeping.js';
 import type {
   Activation,
   AttemptReport,
-  Blocked,
   BranchRef,
   Command,
   FanOut,
@@ -174,11 +173,20 @@ export class Transition implements ResumeDraft {
   }
 
   complete(event: Extract<RunEvent, { type: 'completed' }>): void {
-    const index = this.#pendingIndex(event.activation, event.attempt);
+    const index = pendingIndex(this.pending, event.activation, event.attempt);
     if (index === -1) return;
     const activation = this.pending[index]!;
     if (activation.waiting !== undefined) return;
-    if (activation.sleeping !== undefined) this.#commands.push(...endedSleeps([activation]));
+    if (activation.sleeping !== undefined) {
+      this.#commands.push(...endedSleeps([activation]));
+      // A node's notBefore has passed: its body starts now, under the same activation.
+      const awake = awakeToRun(this.#node(activation.node), activation);
+      if (awake !== undefined) {
+        this.pending[index] = awake;
+        this.#commands.push(startCommand(awake));
+        return;
+      }
+    }
     if (event.usage !== undefined || event.quarantine !== undefined)
       this.#report(activation, event, true);
     let fields = event.update as State | undefined;
@@ -325,7 +333,7 @@ export class Transition implements ResumeDraft {
     at: number | undefined,
     report?: AttemptReport,
   ): void {
-    const index = this.#pendingIndex(id, attempt);
+    const index = pendingIndex(this.pending, id, attempt);
     if (index === -1) return;
     const activation = this.pending[index]!;
     // A blocked activation is no attempt. A waiting one fails by its wait: a timeout, or an
@@ -358,7 +366,7 @@ export class Transition implements ResumeDraft {
     } else if (activation.branch !== undefined) {
       // Kept, blocked, while its fan-out is open: if the join carries on without it, it goes when
       // the fan-out closes; if the join gives up and stops the run, a resume tries it again.
-      if (activation.blocked === undefined) this.#keep(activation.id, 'branch');
+      if (activation.blocked === undefined) keepBlocked(this.pending, activation.id, 'branch');
       branchFailed(this, activation.branch, error);
     } else {
       this.#finish('failed', error);
@@ -528,19 +536,6 @@ export class Transition implements ResumeDraft {
   #scopeState(activation: Activation): State {
     const ref = activation.branch;
     return ref === undefined ? this.state : this.fanOuts[ref.fanOut]!.branches[ref.index]!.state;
-  }
-
-  /** The pending index of `id` at `attempt`; -1 for a stale event (gone, or another attempt). */
-  #pendingIndex(id: string, attempt: number | undefined): number {
-    const index = this.pending.findIndex((a) => a.id === id);
-    if (index === -1 || attempt === undefined) return index;
-    return this.pending[index]!.attempt === attempt ? index : -1;
-  }
-
-  /** Marks a pending activation as kept for a resume, not as work in flight. */
-  #keep(id: string, kind: Blocked): void {
-    const index = this.pending.findIndex((a) => a.id === id);
-    if (index !== -1) this.pending[index] = { ...this.pending[index]!, blocked: kind };
   }
 
   /** Removes a pending entry that is done; a real activation counts as a step. */
