@@ -101,6 +101,11 @@ export function ActivationDetail(props: {
         {a.branch !== undefined && ` · branch ${a.branch.index} of fan-out ${a.branch.fanOut}`}
         {a.reused && ' · reused from an earlier run'}
       </p>
+      {a.sleepsUntil !== undefined && (
+        <p className="sleeping" data-testid="sleeps-until">
+          sleeping until {when(a.sleepsUntil)}: a worker or waymark serve wakes the run then
+        </p>
+      )}
       <h3>Attempts</h3>
       <ol className="attempts">
         {a.attempts.map((at) => (

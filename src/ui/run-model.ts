@@ -31,6 +31,8 @@ export interface ActivationView {
   reused?: boolean;
   /** The open wait's request id, when it waits for a person. */
   requestId?: string;
+  /** When it wakes (ms since the epoch), while it sleeps: a sleep node, a node's notBefore. */
+  sleepsUntil?: number;
   /** What it told with `ctx.emit`. */
   readonly emitted: { readonly name: string; readonly data: unknown }[];
 }
@@ -74,7 +76,14 @@ export function applyEvent(model: RunModel, e: StreamEvent): void {
         model.byId.set(a.id, a);
         model.activations.push(a);
       }
+      if (e.sleeping === true && e.notBefore !== undefined) {
+        // Asleep: the run waits for its time; no attempt of it has been scheduled yet.
+        a.status = 'waiting';
+        a.sleepsUntil = msOf(e.notBefore);
+        return;
+      }
       a.status = 'scheduled';
+      delete a.sleepsUntil;
       const attempt: AttemptView = { attempt: e.attempt ?? 1, status: 'scheduled' };
       if (e.notBefore !== undefined) attempt.notBefore = msOf(e.notBefore);
       attemptOf(a, attempt.attempt, attempt);
@@ -84,6 +93,7 @@ export function applyEvent(model: RunModel, e: StreamEvent): void {
       const a = model.byId.get(id!);
       if (a === undefined) return;
       a.status = 'succeeded';
+      delete a.sleepsUntil;
       a.endedSeq = e.seq;
       model.endedAt = { seq: e.seq, activation: a.id };
       a.update = e.update;

@@ -156,6 +156,8 @@ export interface StreamEvent {
   readonly parent?: string | null;
   readonly branch?: { readonly fanOut: string; readonly index: number };
   readonly notBefore?: Iso;
+  /** With `notBefore`: the activation sleeps until then (a sleep, a node's notBefore). */
+  readonly sleeping?: true;
   readonly update?: unknown;
   readonly reused?: true;
   readonly error?: ErrorValue;

@@ -150,6 +150,30 @@ describe('the state after a step against the step before', () => {
 });
 
 describe('the path drawn from the events of a run', () => {
+  it('shows a sleeping activation as waiting until its time, with no attempt, and runs it once awake', () => {
+    const m = emptyModel();
+    const until = new Date(86_400_000).toISOString();
+    applyEvent(
+      m,
+      ev('activation.scheduled', {
+        activation: 'send:1',
+        node: 'send',
+        parent: null,
+        notBefore: until,
+        sleeping: true,
+      }),
+    );
+    const send = m.byId.get('send:1')!;
+    expect(send.status).toBe('waiting');
+    expect(send.sleepsUntil).toBe(86_400_000);
+    expect(send.attempts).toEqual([]);
+    // A node's notBefore passed: its body is scheduled under the same activation.
+    applyEvent(m, ev('activation.scheduled', { activation: 'send:1', node: 'send', attempt: 1 }));
+    expect(send.status).toBe('scheduled');
+    expect(send.sleepsUntil).toBeUndefined();
+    expect(send.attempts.map((a) => [a.attempt, a.notBefore])).toEqual([[1, undefined]]);
+  });
+
   it('counts activations per node, the edges taken, retries, fan-out copies, and where it stands', () => {
     const m = emptyModel();
     applyEvent(m, ev('activation.scheduled', { activation: 'a:1', node: 'a', parent: null }));

@@ -7,7 +7,16 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import triage from '../../examples/bug-triage/graph.js';
 import changelogPost from '../../examples/changelog-post/graph.js';
-import { all, append, graph, loadTrace, permanentError, person, run } from '../../src/index.js';
+import {
+  all,
+  append,
+  graph,
+  loadTrace,
+  permanentError,
+  person,
+  run,
+  sleep,
+} from '../../src/index.js';
 import { type Served, serve } from '../../src/server.js';
 import { SqliteStore } from '../../src/sqlite.js';
 import slow from '../cli/fixtures/slow.js';
@@ -73,6 +82,16 @@ const brittle = graph('brittle', { state: z.object({ got: z.string().default('')
   .node('done', () => ({}), { terminal: true })
   .edge('check', 'done')
   .entry('call')
+  .compile();
+
+/** A run asleep for two days before its last node: the page says until when. */
+const napping = graph('napping', { state: z.object({ n: z.number().default(0) }) })
+  .node('first', () => ({ n: 1 }))
+  .node('nap', sleep({ for: '2d' }))
+  .node('last', () => ({}), { terminal: true })
+  .edge('first', 'nap')
+  .edge('nap', 'last')
+  .entry('first')
   .compile();
 
 /** Nodes named by path, as a subgraph's are: drawn inside a group per prefix. */
@@ -147,11 +166,12 @@ describeBrowser('the web page of waymark ui', () => {
       run(brittle, {}, { store, runId: 'brittle-failed' }),
       run(nested, {}, { store, runId: 'nested-done' }),
       run(mapped, { files: ['a.ts', 'b.ts', 'c.ts'] }, { store, runId: 'mapped-done' }),
+      run(napping, {}, { store, runId: 'nap-sleeping' }),
       interrupted(join(dir, 'runs.db'), 'slow-killed'),
     ]);
     served = await serve({
       store,
-      graphs: [triage, changelogPost, survey, brittle, nested, mapped, slow],
+      graphs: [triage, changelogPost, survey, brittle, nested, mapped, slow, napping],
       token: 'page-token',
       ui,
     });
@@ -201,12 +221,13 @@ describeBrowser('the web page of waymark ui', () => {
         ['nested-done', 'succeeded'],
         ['mapped-done', 'succeeded'],
         ['slow-killed', 'interrupted'],
+        ['nap-sleeping', 'waiting'],
       ]),
     );
     expect(page.url()).not.toContain('page-token');
     await screenshot(page, 'runs');
     await page.selectOption('select[aria-label=status]', 'waiting');
-    await poll(() => page.locator('tr[data-run]').count()).toBe(3);
+    await poll(() => page.locator('tr[data-run]').count()).toBe(4);
     await screenshot(page, 'runs-waiting');
     await page.close();
   });
@@ -343,6 +364,17 @@ describeBrowser('the web page of waymark ui', () => {
     expect(await detail.locator('.attempts pre').first().textContent()).toContain('page.test.ts');
     await screenshot(page, 'run-failed');
     await page.close();
+  });
+
+  it('shows a sleeping activation as waiting, and until when it sleeps', async () => {
+    const page = await open('#/runs/nap-sleeping');
+    await page.getByTestId('run-status').filter({ hasText: 'waiting' }).waitFor();
+    await page.locator('.trow', { hasText: 'nap' }).click();
+    const until = page.getByTestId('activation-detail').getByTestId('sleeps-until');
+    await poll(() => until.textContent()).toMatch(
+      /^sleeping until .+: a worker or waymark serve wakes the run then$/,
+    );
+    await screenshot(page, 'run-sleeping');
   });
 
   it('draws nodes named by path inside nested groups, one per prefix: ready for subgraphs', async () => {

@@ -41,7 +41,8 @@ export type StreamEventBody =
     }
   /**
    * An activation was scheduled: its attempt starts now (in process) or when a worker claims
-   * it, after `notBefore` for a retry waiting out its backoff.
+   * it, after `notBefore` for a retry waiting out its backoff. `sleeping`: it sleeps until
+   * `notBefore` (a sleep node, a node's notBefore), the run waiting on a timer.
    */
   | {
       readonly type: 'activation.scheduled';
@@ -51,6 +52,7 @@ export type StreamEventBody =
       readonly parent: string | null;
       readonly branch?: BranchRef;
       readonly notBefore?: number;
+      readonly sleeping?: true;
     }
   | {
       readonly type: 'activation.completed';
@@ -284,7 +286,7 @@ export function stepEvents(
       bodies.push({ type: 'wait.closed', requestIds: command.requestIds });
     } else if (command.type === 'sleep' && command.activation.sleeping?.until !== undefined) {
       // A sleep is an activation scheduled for later: its wake is its completion.
-      bodies.push(scheduled(command.activation, command.activation.sleeping.until));
+      bodies.push(scheduled(command.activation, command.activation.sleeping.until, true));
     }
   }
   for (const a of after.pending) {
@@ -353,7 +355,7 @@ function shownUpdate(update: unknown): unknown {
 }
 
 /** An activation scheduled, to run now or (a retry's backoff, a sleep) not before `notBefore`. */
-function scheduled(a: Activation, notBefore: number | undefined) {
+function scheduled(a: Activation, notBefore: number | undefined, sleeping?: true) {
   return {
     type: 'activation.scheduled' as const,
     activation: a.id,
@@ -362,5 +364,6 @@ function scheduled(a: Activation, notBefore: number | undefined) {
     parent: a.parent === null ? null : declaredActivation(a.parent),
     ...(a.branch !== undefined && { branch: a.branch }),
     ...(notBefore !== undefined && { notBefore }),
+    ...(sleeping && { sleeping }),
   };
 }
