@@ -12,6 +12,7 @@
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { WorkQueue } from '../src/store/work-queue.js';
 import { check, progress, stat } from './lib/measure.js';
 import { inSchema, percentile, serverInfo, sleep } from './lib/pg.js';
 import { emit, type Row } from './lib/report.js';
@@ -60,6 +61,35 @@ async function sleepers(bench: WorkerBench, schema: string, count: number): Prom
 }
 
 /**
+ * Times a worker's claim of the nap graph's runs when none is due, after a warm-up by time: the
+ * statement every idle worker runs on every poll.
+ */
+async function emptyClaims(
+  bench: WorkerBench,
+  store: Pick<WorkQueue, 'claimAndLoadRuns'>,
+): Promise<number[]> {
+  const nap = napGraph(bench);
+  const claim = {
+    owner: 'bench',
+    host: 'bench',
+    pid: process.pid,
+    leaseMs: 10_000,
+    graphs: [{ name: nap.name, hash: nap.hash }],
+    limit: 8,
+  };
+  const times: number[] = [];
+  const until = performance.now() + bench.settings.warmupMs;
+  while (performance.now() < until) await store.claimAndLoadRuns(claim);
+  for (let i = 0; i < (bench.quick ? 20 : 200); i++) {
+    const started = performance.now();
+    const claimed = await store.claimAndLoadRuns(claim);
+    times.push(performance.now() - started);
+    check(claimed.length === 0, `a claim took ${claimed.length} runs that are not due`);
+  }
+  return times;
+}
+
+/**
  * A worker's claim when nothing is due, timed from this process: the statement every idle worker
  * runs on every poll. Sleeping runs must not make it slower (one indexed query for what is due,
  * never a look at each sleeping run).
@@ -75,25 +105,7 @@ async function asleep(bench: WorkerBench): Promise<PartReport> {
       const store = await bench.store(schema);
       await sleepers(bench, schema, count);
       await bench.admin.query(`ANALYZE "${schema}".runs, "${schema}".timers`);
-      const nap = napGraph(bench);
-      const graphs = [{ name: nap.name, hash: nap.hash }];
-      const claim = {
-        owner: 'bench',
-        host: 'bench',
-        pid: process.pid,
-        leaseMs: 10_000,
-        graphs,
-        limit: 8,
-      };
-      const times: number[] = [];
-      const until = performance.now() + bench.settings.warmupMs;
-      while (performance.now() < until) await store.claimAndLoadRuns(claim);
-      for (let i = 0; i < (bench.quick ? 20 : 200); i++) {
-        const started = performance.now();
-        const claimed = await store.claimAndLoadRuns(claim);
-        times.push(performance.now() - started);
-        check(claimed.length === 0, `a claim took ${claimed.length} runs that are not due`);
-      }
+      const times = await emptyClaims(bench, store);
       // What one idle worker runs per poll with these runs asleep (a short poll, to count many).
       const pollMs = 100;
       const [worker] = (await startWaymarkWorkers(store, bench.build, 1, {
@@ -131,23 +143,7 @@ async function asleep(bench: WorkerBench): Promise<PartReport> {
     const nap = napGraph(bench);
     const wakeAt = Date.now() + day;
     for (let i = 0; i < count; i++) await bench.wm.run(nap, { wakeAt }, { store });
-    const claim = {
-      owner: 'bench',
-      host: 'bench',
-      pid: process.pid,
-      leaseMs: 10_000,
-      graphs: [{ name: nap.name, hash: nap.hash }],
-      limit: 8,
-    };
-    const times: number[] = [];
-    const until = performance.now() + bench.settings.warmupMs;
-    while (performance.now() < until) await store.claimAndLoadRuns(claim);
-    for (let i = 0; i < (bench.quick ? 20 : 200); i++) {
-      const started = performance.now();
-      const claimed = await store.claimAndLoadRuns(claim);
-      times.push(performance.now() - started);
-      check(claimed.length === 0, `a claim took ${claimed.length} runs that are not due`);
-    }
+    const times = await emptyClaims(bench, store);
     await store.close();
     rows.push({
       measure: `SQLite empty claim, ${count.toLocaleString('en-US')} runs asleep`,
