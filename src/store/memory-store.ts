@@ -11,6 +11,7 @@ import { MemoryItems } from './internal/memory-items.js';
 import { MemoryMemos } from './internal/memory-memos.js';
 import { MemoryQueue } from './internal/memory-queue.js';
 import { checkGroup, hasLabels, isAfter, pickLease } from './internal/memory-rows.js';
+import { MemorySchedules } from './internal/memory-schedules.js';
 import { waitClosed } from './internal/waits.js';
 import type {
   ClaimedTask,
@@ -70,11 +71,13 @@ export class MemoryStore implements Store, WorkQueue {
   readonly #now: () => number;
   readonly #queue: MemoryQueue;
   readonly #items: MemoryItems;
+  readonly #schedules: MemorySchedules;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#now = options.now ?? Date.now;
     this.#queue = new MemoryQueue(this.#now);
     this.#items = new MemoryItems(this.#now);
+    this.#schedules = new MemorySchedules(this.#now);
   }
 
   async createRun(run: NewRun): Promise<void> {
@@ -344,6 +347,18 @@ export class MemoryStore implements Store, WorkQueue {
   readonly deleteItem: Store['deleteItem'] = (ns, key) => this.#items.deleteItem(ns, key);
   readonly listItemNamespaces: Store['listItemNamespaces'] = (p) =>
     this.#items.listItemNamespaces(p);
+
+  // Schedules: internal/memory-schedules.ts.
+  readonly putSchedule: Store['putSchedule'] = (s) => this.#schedules.putSchedule(s);
+  readonly getSchedule: Store['getSchedule'] = (id) => this.#schedules.getSchedule(id);
+  readonly listSchedules: Store['listSchedules'] = (g) => this.#schedules.listSchedules(g);
+  readonly changeSchedule: Store['changeSchedule'] = (id, revision, state) =>
+    this.#schedules.changeSchedule(id, revision, state);
+  readonly removeSchedule: Store['removeSchedule'] = (id) => this.#schedules.removeSchedule(id);
+  readonly dueSchedules: Store['dueSchedules'] = (g, at, limit) =>
+    this.#schedules.dueSchedules(g, at, limit);
+  readonly nextScheduleAt: Store['nextScheduleAt'] = (g, after) =>
+    this.#schedules.nextScheduleAt(g, after);
 
   async registerWorker(worker: Parameters<WorkQueue['registerWorker']>[0]): Promise<void> {
     this.#queue.registerWorker(worker);

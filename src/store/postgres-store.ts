@@ -3,10 +3,12 @@ import * as items from './internal/pg/items.js';
 import * as own from './internal/pg/ownership.js';
 import * as records from './internal/pg/records.js';
 import * as log from './internal/pg/run-log.js';
+import * as schedules from './internal/pg/schedules.js';
 import { PgSignals } from './internal/pg/signals.js';
 import * as queue from './internal/pg/work-queue.js';
 import type { PostgresStoreOptions } from './internal/pg-params.js';
 import { statementDeadlineOf } from './internal/pg-pool.js';
+import type { NewSchedule, ScheduleRecord, ScheduleState } from './schedule-store.js';
 import type {
   ClaimedTask,
   Commit,
@@ -206,6 +208,33 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
   }
   listItemNamespaces(prefix: readonly string[]): Promise<string[][]> {
     return items.listItemNamespaces(this.#db, prefix);
+  }
+
+  // Schedules (internal/pg/schedules.ts).
+  putSchedule(schedule: NewSchedule): Promise<ScheduleRecord> {
+    return schedules.putSchedule(this.#db, schedule);
+  }
+  getSchedule(id: string): Promise<ScheduleRecord | undefined> {
+    return schedules.getSchedule(this.#db, id);
+  }
+  listSchedules(graphs?: readonly string[]): Promise<ScheduleRecord[]> {
+    return schedules.listSchedules(this.#db, graphs);
+  }
+  changeSchedule(
+    id: string,
+    revision: number,
+    state: ScheduleState,
+  ): Promise<ScheduleRecord | undefined> {
+    return schedules.changeSchedule(this.#db, id, revision, state);
+  }
+  removeSchedule(id: string): Promise<boolean> {
+    return schedules.removeSchedule(this.#db, id);
+  }
+  dueSchedules(graphs: readonly string[], at: number, limit?: number): Promise<ScheduleRecord[]> {
+    return schedules.dueSchedules(this.#db, graphs, at, limit);
+  }
+  nextScheduleAt(graphs: readonly string[], after: number): Promise<number | undefined> {
+    return schedules.nextScheduleAt(this.#db, graphs, after);
   }
 
   // The work queue.

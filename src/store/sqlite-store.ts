@@ -26,6 +26,7 @@ import { SqliteLedger } from './internal/sqlite-ledger.js';
 import { openFile, ownSchemaOrNone } from './internal/sqlite-open.js';
 import { type SqliteStoreOptions, sqliteOptions } from './internal/sqlite-options.js';
 import { SqliteQueue } from './internal/sqlite-queue.js';
+import { SqliteSchedules } from './internal/sqlite-schedules.js';
 import { leaseLostMessage, prefixed, refusedMessage, statements } from './internal/sqlite-sql.js';
 import type {
   Commit,
@@ -83,6 +84,7 @@ export class SqliteStore implements Store, WorkQueue {
   readonly #sql: Statements;
   readonly #queue: SqliteQueue;
   readonly #items: SqliteItems;
+  readonly #schedules: SqliteSchedules;
   readonly #ledger: SqliteLedger;
   /** Run numbers by run id, newest last: a number never changes once the run exists. */
   readonly #numbers = new Map<string, number>();
@@ -122,6 +124,7 @@ export class SqliteStore implements Store, WorkQueue {
     }
     this.#db = db;
     this.#items = new SqliteItems(db, this.path, () => this.#now());
+    this.#schedules = new SqliteSchedules(db, this.path, () => this.#now());
     this.#queue = new SqliteQueue(db, {
       now: () => this.#now(),
       write: (fn) => this.#write(fn),
@@ -400,6 +403,18 @@ export class SqliteStore implements Store, WorkQueue {
   readonly deleteItem: Store['deleteItem'] = (ns, key) => this.#items.deleteItem(ns, key);
   readonly listItemNamespaces: Store['listItemNamespaces'] = (p) =>
     this.#items.listItemNamespaces(p);
+
+  // Schedules: internal/sqlite-schedules.ts.
+  readonly putSchedule: Store['putSchedule'] = (s) => this.#schedules.putSchedule(s);
+  readonly getSchedule: Store['getSchedule'] = (id) => this.#schedules.getSchedule(id);
+  readonly listSchedules: Store['listSchedules'] = (g) => this.#schedules.listSchedules(g);
+  readonly changeSchedule: Store['changeSchedule'] = (id, revision, state) =>
+    this.#schedules.changeSchedule(id, revision, state);
+  readonly removeSchedule: Store['removeSchedule'] = (id) => this.#schedules.removeSchedule(id);
+  readonly dueSchedules: Store['dueSchedules'] = (g, at, limit) =>
+    this.#schedules.dueSchedules(g, at, limit);
+  readonly nextScheduleAt: Store['nextScheduleAt'] = (g, after) =>
+    this.#schedules.nextScheduleAt(g, after);
 
   // The work queue: internal/sqlite-queue.ts.
   readonly registerWorker: WorkQueue['registerWorker'] = (w) => this.#queue.registerWorker(w);

@@ -15,6 +15,8 @@
  * events, not with the number of snapshots times the state.
  */
 
+import type { ScheduleStore } from './schedule-store.js';
+
 /**
  * The on-disk format of runs, snapshots and events; bumped on any incompatible change.
  * 3: a completion records the attempt it ended and its update as parsed (a replay parses
@@ -549,6 +551,7 @@ export interface Store
     EffectStore,
     WaitStore,
     MemoStore,
-    ItemStore {
+    ItemStore,
+    ScheduleStore {
   close(): Promise<void>;
 }

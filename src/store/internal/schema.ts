@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { WaymarkError } from '../../error/waymark-error.js';
+import { schedulesMigration } from './sqlite-schedules.js';
 
 // The SQLite schema, as an ordered list of migrations. A database file records every migration
 // applied to it in `schema_version`; opening a file applies the missing ones in one transaction,
@@ -270,6 +271,8 @@ export const migrations: readonly string[] = [
     INSERT OR IGNORE INTO running (num) SELECT NEW.num WHERE NEW.status = 'running';
   END;
   `,
+  // N: schedules (sqlite-schedules.ts): a tick is taken by a conditional update of its row.
+  schedulesMigration,
 ];
 
 /** The schema version this code writes: the number of migrations. */
