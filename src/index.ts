@@ -138,6 +138,16 @@ export { history } from './runtime/ops/states.js';
 export type { ContinueOptions } from './runtime/ops/thread.js';
 export { continueThread } from './runtime/ops/thread.js';
 export type { AttemptStart, RunOptions, RunResult } from './runtime/run-types.js';
+export type { Schedule, ScheduleOptions } from './runtime/schedule/schedule.js';
+export {
+  getSchedule,
+  listSchedules,
+  pauseSchedule,
+  removeSchedule,
+  resumeSchedule,
+  schedule,
+} from './runtime/schedule/schedule.js';
+export { tickRunId } from './runtime/schedule/tick.js';
 export type { StreamEvent, StreamEventBody, StreamOptions } from './runtime/watch/stream.js';
 export { compareOffsets, streamEventTypes } from './runtime/watch/stream.js';
 export type {
@@ -159,6 +169,15 @@ export type { WorkerEvent, WorkerOptions, WorkerStatus } from './runtime/worker/
 export { Worker } from './runtime/worker/worker.js';
 export type { MemoryStoreOptions } from './store/memory-store.js';
 export { MemoryStore } from './store/memory-store.js';
+export type {
+  CatchUpPolicy,
+  NewSchedule,
+  OverlapPolicy,
+  ScheduleRecord,
+  ScheduleState,
+  ScheduleStore,
+} from './store/schedule-store.js';
+export { catchUpPolicies, overlapPolicies } from './store/schedule-store.js';
 export type {
   ClaimedTask,
   Commit,

@@ -78,6 +78,9 @@ export const errorCodes = [
   'ANSWER_INVALID',
   // the memory store kept across runs (ctx.memory, memoryOf)
   'MEMORY_INVALID',
+  // schedules (schedule(), waymark schedule)
+  'SCHEDULE_INVALID',
+  'SCHEDULE_NOT_FOUND',
   // the command line
   'USAGE_INVALID',
   'GRAPH_FILE_INVALID',

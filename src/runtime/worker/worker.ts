@@ -6,7 +6,9 @@ import { type Clock, monotonicMs, systemClock } from '../clock.js';
 import { newOwner, type Owner } from '../engine/identity.js';
 import { LeaseKeeper } from '../engine/lease-keeper.js';
 import { isPassing } from '../engine/patiently.js';
+import { defaultSchedulePollMs, scheduleLoop } from '../schedule/schedule-loop.js';
 import type { Telemetry } from '../watch/telemetry.js';
+import { enqueue } from './enqueue.js';
 import { foldRun, type HeldDrive, type Slot } from './fold.js';
 import { foldFailure } from './fold-failure.js';
 import { RunCommitter } from './run-committer.js';
@@ -63,6 +65,11 @@ export interface WorkerOptions {
    * minute. Default 5.
    */
   readonly maxFoldFailures?: number;
+  /**
+   * The longest the worker waits between looks at the schedules of its graphs when none comes
+   * due sooner (a schedule added elsewhere is found by then). Default 1,000 ms.
+   */
+  readonly schedulePollMs?: number;
   readonly clock?: Clock;
   /** What the worker tells as it goes: a CLI prints it, a test counts it. */
   readonly onEvent?: (event: WorkerEvent) => void;
@@ -130,6 +137,7 @@ export class Worker {
       concurrency: options.concurrency ?? defaultConcurrency,
       leaseMs: options.leaseMs ?? 10_000,
       pollMs: options.pollMs ?? 1_000,
+      schedulePollMs: options.schedulePollMs ?? defaultSchedulePollMs,
       folds: options.folds ?? 8,
       inline: options.inline ?? true,
       maxFoldFailures: options.maxFoldFailures ?? defaultMaxFoldFailures,
@@ -218,6 +226,7 @@ export class Worker {
       await Promise.all([
         this.#loop(stop.signal, 'runs', () => this.#fold(graphs, keeper)).catch(fail),
         this.#loop(stop.signal, 'tasks', () => this.#claim(graphs, tasks)).catch(fail),
+        this.#tickSchedules(stop.signal),
       ]);
     } catch (error) {
       fail(error);
@@ -269,6 +278,33 @@ export class Worker {
         signal.removeEventListener('abort', wake);
       }
     }
+  }
+
+  /**
+   * Starts the runs the ticks of its graphs' schedules are due to start, as `enqueue` records
+   * them: any worker of the graph folds them, and a tick's run id existing already (a host
+   * killed after starting it, or another worker first) starts nothing.
+   */
+  #tickSchedules(signal: AbortSignal): Promise<void> {
+    const store = this.#store;
+    const { clock, schedulePollMs } = this.#options;
+    return scheduleLoop(
+      {
+        store,
+        graphs: this.#graphs,
+        clock,
+        pollMs: schedulePollMs,
+        start: (graph, input, runId) =>
+          enqueue(store, graph, input, { runId, clock }).then(
+            () => {},
+            (error: unknown) => {
+              if (!isWaymarkError(error) || error.code !== 'RUN_EXISTS') throw error;
+            },
+          ),
+        onError: this.#failed,
+      },
+      signal,
+    );
   }
 
   /**
