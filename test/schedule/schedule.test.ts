@@ -253,7 +253,7 @@ describe('ticks', () => {
 
   describe('catch-up after three hours with no host (ticks at 1:00, 2:00, 3:00 due at 3:10)', () => {
     const back = t0 + 3 * hour + 10 * 60_000;
-    const after = async (catchUp: 'none' | 'latest' | 'all') => {
+    const ticksAfter = async (catchUp: 'none' | 'latest' | 'all') => {
       const store = new MemoryStore();
       await hourly(store, { catchUp, overlap: 'allow' });
       await tickDue(host(store, { now: back }));
@@ -262,11 +262,11 @@ describe('ticks', () => {
     };
 
     it('latest starts the last tick only', async () => {
-      expect(await after('latest')).toEqual(['sched:h:2026-03-02T03:00:00.000Z']);
+      expect(await ticksAfter('latest')).toEqual(['sched:h:2026-03-02T03:00:00.000Z']);
     });
 
     it('all starts each missed tick, oldest first', async () => {
-      expect(await after('all')).toEqual([
+      expect(await ticksAfter('all')).toEqual([
         'sched:h:2026-03-02T01:00:00.000Z',
         'sched:h:2026-03-02T02:00:00.000Z',
         'sched:h:2026-03-02T03:00:00.000Z',
@@ -274,7 +274,7 @@ describe('ticks', () => {
     });
 
     it('none starts none of them: a tick found more than a minute late is missed', async () => {
-      expect(await after('none')).toEqual([]);
+      expect(await ticksAfter('none')).toEqual([]);
     });
 
     it('none still starts a tick found within a minute of it', async () => {
