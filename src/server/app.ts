@@ -5,6 +5,7 @@ import { cors } from 'hono/cors';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
 import type { RunResult } from '../runtime/run-types.js';
+import { defaultSchedulePollMs } from '../runtime/schedule/schedule-loop.js';
 import type { Store } from '../store/store.js';
 import { apiContext } from './api-context.js';
 import { driveRoutes } from './drive-routes.js';
@@ -13,6 +14,7 @@ import { memoryRoutes } from './memory-routes.js';
 import { openApiDocument } from './openapi.js';
 import { pageRoutes } from './page-routes.js';
 import { readRoutes } from './read-routes.js';
+import { tickSchedules } from './schedule-host.js';
 import { uiAssets } from './ui-assets.js';
 import { waymarkVersion } from './version.js';
 import { defaultWakePollMs, wakeDue } from './wake-loop.js';
@@ -52,6 +54,11 @@ export interface AppOptions {
    * deadline), and resumes them here. Default 1,000 ms; 0: never (workers wake them).
    */
   readonly wakePollMs?: number;
+  /**
+   * The longest the server waits between looks at the schedules of its graphs, whose due ticks
+   * it starts and drives here (schedule-host.ts). Default 1,000 ms; 0: never (workers tick them).
+   */
+  readonly schedulePollMs?: number;
 }
 
 /** The API and the runs it drives in this process, which `drain()` gives back. */
@@ -153,11 +160,14 @@ export function createApp(options: AppOptions): App {
   pageRoutes(app, api);
   const wakePollMs = options.wakePollMs ?? defaultWakePollMs;
   const stopWaking = wakePollMs > 0 ? wakeDue(api, wakePollMs) : () => {};
+  const schedulePollMs = options.schedulePollMs ?? defaultSchedulePollMs;
+  const stopTicking = schedulePollMs > 0 ? tickSchedules(api, schedulePollMs) : () => {};
 
   return {
     hono: app,
     drain: () => {
       stopWaking();
+      stopTicking();
       return api.drain();
     },
     stopStreams: () => api.stopStreams(),
