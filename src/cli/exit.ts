@@ -72,6 +72,10 @@ export function hintFor(io: Io, error: WaymarkError): string {
           : 'a run lives in the database it was started with: check --db (default .waymark/waymark.db under the current directory)';
       }
       return `\`${commandLine(io, ['ls'])}\` lists the runs in this database (or name another with --db)`;
+    case 'SCHEDULE_INVALID':
+      return 'a cron expression has 5 fields (6 with seconds first), a time zone is an IANA name (Europe/Berlin), and the input must match the graph; --json has the cause in `details`';
+    case 'SCHEDULE_NOT_FOUND':
+      return `\`${commandLine(io, ['schedule', 'ls'])}\` lists the schedules in this database`;
     case 'RUN_EXISTS':
       return `${show ?? '`waymark show <run-id>`'} shows the run that has this id; choose another --run-id, or leave it out for a fresh one`;
     case 'RUN_NOT_RESUMABLE': {

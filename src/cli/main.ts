@@ -100,7 +100,7 @@ Example:
   $ waymark approve <run-id>`,
     );
   defineCommands(program, onAction);
-  for (const command of program.commands) {
+  for (const command of program.commands.flatMap((c) => [c, ...c.commands])) {
     command.exitOverride().configureOutput({ outputError: () => {} });
   }
   return program;

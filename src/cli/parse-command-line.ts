@@ -19,8 +19,16 @@ export function defineCommands(
   program: Command,
   run: (command: CommandSpec, args: readonly unknown[], sub: Command) => Promise<void>,
 ): void {
+  // A command named by two words (`schedule add`) is a sub-command of a group named by the first.
+  const groups = new Map<string, Command>();
   for (const spec of commands) {
-    const command = program.command(spec.name).description(spec.description);
+    const [first = '', sub] = spec.name.split(' ');
+    let parent = program;
+    if (sub !== undefined) {
+      parent = groups.get(first) ?? program.command(first).description(`${first} commands`);
+      groups.set(first, parent);
+    }
+    const command = parent.command(sub ?? first).description(spec.description);
     for (const arg of spec.args) command.argument(`<${arg.name}>`, arg.description);
     for (const option of spec.options) {
       if (option.required) command.requiredOption(option.flags, option.description);
@@ -67,7 +75,10 @@ export function parseFast(argv: readonly string[]): Parsed | undefined {
     const token = argv[i]!;
     if (!token.startsWith('-') || token === '-') {
       if (command === undefined) {
-        command = commands.find((c) => c.name === token);
+        // A group's sub-command is named by the word after the group's.
+        const grouped = commands.some((c) => c.name.startsWith(`${token} `));
+        const name = grouped ? `${token} ${argv[++i] ?? ''}` : token;
+        command = commands.find((c) => c.name === name);
         if (command === undefined) return undefined;
       } else positional.push(token);
       continue;

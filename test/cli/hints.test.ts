@@ -220,6 +220,34 @@ await store.close();
     noCommand: true,
   },
   {
+    code: 'SCHEDULE_INVALID',
+    situation: 'schedule add with a cron expression croner cannot read',
+    make: (box) =>
+      box.waymark(['schedule', 'add', review, '--cron', 'every day', '--input', '{"title":"T"}']),
+    noCommand: true,
+  },
+  {
+    code: 'SCHEDULE_NOT_FOUND',
+    situation: 'schedule pause of an id no schedule has, in a database that exists',
+    make: async (box) => {
+      await box.waymark([
+        'schedule',
+        'add',
+        review,
+        '--cron',
+        '0 9 * * *',
+        '--input',
+        '{"title":"T"}',
+      ]);
+      return box.waymark(['schedule', 'pause', 'nope']);
+    },
+  },
+  {
+    code: 'SCHEDULE_NOT_FOUND',
+    situation: 'schedule rm with no database at all',
+    make: (box) => box.waymark(['schedule', 'rm', 'nope']),
+  },
+  {
     code: 'RUN_EXISTS',
     situation: 'a --run-id taken already',
     make: async (box) => {

@@ -92,6 +92,26 @@ describe('waymark --json', () => {
     await json(box, ['run', fixture('cached.ts'), '--run-id', 'k'], 0);
     await json(box, ['clear-cache', fixture('cached.ts')], 0);
     await json(box, ['ls'], 0);
+    await json(
+      box,
+      [
+        'schedule',
+        'add',
+        review,
+        '--cron',
+        '0 9 * * *',
+        '--input',
+        '{"title":"T"}',
+        '--id',
+        'daily',
+      ],
+      0,
+    );
+    await json(box, ['schedule', 'pause', 'daily'], 0);
+    await json(box, ['schedule', 'resume', 'daily'], 0);
+    await json(box, ['schedule', 'ls'], 0);
+    await json(box, ['schedule', 'rm', 'daily'], 0);
+    await json(box, ['schedule', 'rm', 'daily'], 2);
     await json(box, ['coverage', review, '--min', '100'], 0);
     await json(box, ['coverage', review, '--min', '100', '--kinds', 'wait'], 1);
     await json(box, ['run', fixture('sleepy.ts'), '--run-id', 'zz'], 3);
