@@ -3,12 +3,15 @@
 // points in time as ISO 8601 strings; the client gives them as the library does, as ms since
 // the epoch, so a `StreamEvent` here is the one `watch()` yields.
 
+import { type ClientSchedules, clientSchedules } from './client-schedules.js';
 import type { ErrorCode } from './error/codes.js';
 import { WaymarkError } from './error/waymark-error.js';
 import type { Memory, MemoryItem } from './graph/memory.js';
 import type { Plan } from './runtime/ops/plan.js';
 import type { StreamEvent } from './runtime/watch/stream.js';
 
+/** Options of {@link WaymarkClient}. */
+export type { ClientSchedules, ScheduleRequest } from './client-schedules.js';
 export type {
   Memory,
   MemoryItem,
@@ -17,9 +20,9 @@ export type {
   MemoryScalar,
   MemorySearchOptions,
 } from './graph/memory.js';
-/** Options of {@link WaymarkClient}. */
 export type { Cost } from './runtime/ops/expected.js';
 export type { Plan, PlanStep } from './runtime/ops/plan.js';
+export type { Schedule } from './runtime/schedule/schedule.js';
 
 export interface ClientOptions {
   /** The server's URL, as `waymark serve` prints it. */
@@ -100,12 +103,21 @@ export class WaymarkClient {
    */
   readonly memory: Memory;
 
+  /**
+   * The schedules of the server's graphs (`/schedules`): list, get, add, pause, resume, remove.
+   *
+   * @example
+   * await api.schedules.add({ graph: 'report', cron: '0 9 * * 1-5', input: { team: 'sales' } });
+   */
+  readonly schedules: ClientSchedules;
+
   constructor(options: ClientOptions) {
     this.#url = options.url.replace(/\/+$/, '');
     this.#token = options.token;
     this.#fetch = options.fetch ?? fetch;
     this.#reconnectMs = options.reconnectMs ?? 200;
     this.memory = this.#memory();
+    this.schedules = clientSchedules((method, path, body) => this.#json(method, path, body));
   }
 
   #memory(): Memory {

@@ -15,6 +15,7 @@ import { openApiDocument } from './openapi.js';
 import { pageRoutes } from './page-routes.js';
 import { readRoutes } from './read-routes.js';
 import { tickSchedules } from './schedule-host.js';
+import { scheduleRoutes } from './schedule-routes.js';
 import { uiAssets } from './ui-assets.js';
 import { waymarkVersion } from './version.js';
 import { defaultWakePollMs, wakeDue } from './wake-loop.js';
@@ -157,6 +158,7 @@ export function createApp(options: AppOptions): App {
   readRoutes(app, api);
   driveRoutes(app, api);
   memoryRoutes(app, api);
+  scheduleRoutes(app, api);
   pageRoutes(app, api);
   const wakePollMs = options.wakePollMs ?? defaultWakePollMs;
   const stopWaking = wakePollMs > 0 ? wakeDue(api, wakePollMs) : () => {};

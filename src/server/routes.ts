@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as ss from './schedule-schemas.js';
 import * as s from './schemas.js';
 
 /** One route of the API: what it takes and gives, for its handler and the OpenAPI document. */
@@ -250,6 +251,55 @@ export const routes = {
     status: 200,
     response: s.memoryDeleted,
     refuses: ['MEMORY_INVALID'],
+  },
+  listSchedules: {
+    method: 'get',
+    path: '/schedules',
+    summary:
+      'The schedules of the graphs this server serves, by id, with their next tick and last run',
+    status: 200,
+    response: ss.scheduleList,
+  },
+  putSchedule: {
+    method: 'post',
+    path: '/schedules',
+    summary: 'Stores a schedule (the same one again changes nothing): each tick starts one run',
+    body: ss.scheduleBody,
+    status: 200,
+    response: ss.schedule,
+    refuses: ['SCHEDULE_INVALID', 'GRAPH_NOT_SERVED'],
+  },
+  getSchedule: {
+    method: 'get',
+    path: '/schedules/:id',
+    summary: 'One schedule',
+    status: 200,
+    response: ss.schedule,
+    refuses: ['SCHEDULE_NOT_FOUND'],
+  },
+  removeSchedule: {
+    method: 'delete',
+    path: '/schedules/:id',
+    summary: 'Removes a schedule; the runs it started stay',
+    status: 200,
+    response: ss.scheduleRemoved,
+    refuses: ['SCHEDULE_NOT_FOUND'],
+  },
+  pauseSchedule: {
+    method: 'post',
+    path: '/schedules/:id/pause',
+    summary: 'Pauses a schedule: no tick starts a run until it is resumed',
+    status: 200,
+    response: ss.schedule,
+    refuses: ['SCHEDULE_NOT_FOUND'],
+  },
+  resumeSchedule: {
+    method: 'post',
+    path: '/schedules/:id/resume',
+    summary: 'Resumes a paused schedule from now; the ticks it was paused for are not caught up',
+    status: 200,
+    response: ss.schedule,
+    refuses: ['SCHEDULE_NOT_FOUND'],
   },
   watchRuns: {
     method: 'get',

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { z } from 'zod';
+import { WaymarkClient } from '../../src/client.js';
 import { END, getSchedule, graph, type Store, schedule } from '../../src/index.js';
 import { serve } from '../../src/server.js';
 import { SqliteStore } from '../../src/sqlite.js';
@@ -55,6 +56,44 @@ it('a server on a SQLite file starts the due ticks of its graphs’ schedules an
     const loaded = await store.loadRun(ids[0]!);
     expect(JSON.parse(loaded!.snapshot.data).state).toEqual({ team: 'sales', done: true });
     expect((await getSchedule(store, 'hourly')).nextAt).toBe(top + hour);
+  } finally {
+    await served.close();
+    await store.close();
+  }
+});
+
+it('schedules over HTTP and waymark/client: add, list, get, pause, resume, remove, with coded refusals', async () => {
+  const store = new SqliteStore(join(dir, 'http.sqlite'));
+  const served = await serve({ store, graphs: [report], token: 't', schedulePollMs: 0 });
+  const api = new WaymarkClient({ url: served.url, token: 't' });
+  const codeOf = (p: Promise<unknown>) =>
+    p.then(
+      () => 'resolved',
+      (e: { code?: string }) => e.code,
+    );
+  try {
+    const added = await api.schedules.add({
+      graph: 'report',
+      id: 'daily',
+      cron: '0 9 * * *',
+      timezone: 'Europe/Berlin',
+      input: { team: 'ops' },
+    });
+    expect(added).toMatchObject({ id: 'daily', paused: false, input: { team: 'ops' } });
+    expect(typeof added.nextAt).toBe('number');
+    expect((await api.schedules.list()).map((s) => s.id)).toEqual(['daily']);
+    expect((await api.schedules.pause('daily')).paused).toBe(true);
+    expect((await api.schedules.resume('daily')).paused).toBe(false);
+    expect((await api.schedules.get('daily')).timezone).toBe('Europe/Berlin');
+    expect(
+      await codeOf(api.schedules.add({ graph: 'report', cron: 'often', input: { team: 'a' } })),
+    ).toBe('SCHEDULE_INVALID');
+    expect(await codeOf(api.schedules.add({ graph: 'nope', cron: '* * * * *' }))).toBe(
+      'GRAPH_NOT_SERVED',
+    );
+    await api.schedules.remove('daily');
+    expect(await codeOf(api.schedules.get('daily'))).toBe('SCHEDULE_NOT_FOUND');
+    expect(await codeOf(api.schedules.remove('daily'))).toBe('SCHEDULE_NOT_FOUND');
   } finally {
     await served.close();
     await store.close();
