@@ -3,6 +3,7 @@ import { setToken, tokenRefused } from './api.js';
 import { href, useRoute } from './route.js';
 import { RunView } from './run-view.js';
 import { RunsView } from './runs-view.js';
+import { SchedulesView } from './schedules-view.js';
 import { forgetToken, keepToken, takeToken, takeTokenFromUrl } from './token.js';
 import { WaitsView } from './waits-view.js';
 
@@ -55,6 +56,8 @@ export function App() {
     />
   ) : route.path === '/waits' ? (
     <WaitsView />
+  ) : route.path === '/schedules' ? (
+    <SchedulesView />
   ) : (
     <RunsView params={route.params} />
   );
@@ -70,6 +73,9 @@ export function App() {
           </a>
           <a className={route.path === '/waits' ? 'on' : ''} href={href('/waits')}>
             Waits
+          </a>
+          <a className={route.path === '/schedules' ? 'on' : ''} href={href('/schedules')}>
+            Schedules
           </a>
         </nav>
       </header>

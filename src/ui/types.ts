@@ -220,3 +220,19 @@ export interface JsonSchema {
   readonly minimum?: number;
   readonly maximum?: number;
 }
+
+/** A schedule as `GET /schedules` lists it. */
+export interface Schedule {
+  readonly id: string;
+  readonly graph: string;
+  readonly cron: string;
+  readonly timezone: string;
+  readonly input: unknown;
+  readonly overlap: string;
+  readonly catchUp: string;
+  readonly paused: boolean;
+  readonly nextAt: string | null;
+  readonly bufferedAt: string | null;
+  readonly lastTickAt: string | null;
+  readonly lastRunId: string | null;
+}
