@@ -91,7 +91,11 @@ describeBrowser('the schedules of the web page', () => {
         ]),
       );
     expect(rows.map((r) => r[0])).toEqual(['hourly-sales', 'nightly', 'weekday-mornings']);
-    const [hourly, nightly, weekday] = rows as [string, string, string][];
+    const [hourly, nightly, weekday] = rows as [
+      [string, string, string],
+      [string, string, string],
+      [string, string, string],
+    ];
     expect(hourly[1]).toMatch(/\(in \d+m\)|\(in \d+s\)|\(in 1h\)/);
     await poll(() => page.locator('tr[data-schedule=hourly-sales] .status').textContent()).toBe(
       'succeeded',
