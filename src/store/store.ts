@@ -15,6 +15,8 @@
  * events, not with the number of snapshots times the state.
  */
 
+import type { RunLimit } from './limits.js';
+
 /**
  * The on-disk format of runs, snapshots and events; bumped on any incompatible change.
  * 3: a completion records the attempt it ended and its update as parsed (a replay parses
@@ -86,6 +88,8 @@ export interface NewRun {
   readonly snapshot: string;
   /** JSON object of string labels; absent or null for none. */
   readonly labels?: string | null;
+  /** The run's concurrency limit (limits.ts): admitted, or queued `waiting`, as it is created. */
+  readonly limit?: RunLimit;
 }
 
 /** One step of a run: written atomically, or not at all, with what it opens, closes and sets. */

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { WaymarkError } from '../../error/waymark-error.js';
+import { sqliteLimitsMigration } from './sqlite-limits.js';
 
 // The SQLite schema, as an ordered list of migrations. A database file records every migration
 // applied to it in `schema_version`; opening a file applies the missing ones in one transaction,
@@ -270,6 +271,9 @@ export const migrations: readonly string[] = [
     INSERT OR IGNORE INTO running (num) SELECT NEW.num WHERE NEW.status = 'running';
   END;
   `,
+  // Concurrency limits per graph and key (sqlite-limits.ts): a row per limited run, and the
+  // triggers that free and hand on its slot as its head's status changes.
+  sqliteLimitsMigration,
 ];
 
 /** The schema version this code writes: the number of migrations. */
