@@ -1,6 +1,7 @@
 import type { Store } from '../store/store.js';
 import { historySuite } from './conformance/history.js';
 import { itemsSuite } from './conformance/items.js';
+import { limitsSuite } from './conformance/limits.js';
 import { listingSuite } from './conformance/listing.js';
 import { ownershipSuite } from './conformance/ownership.js';
 import type { Section } from './conformance/section.js';
@@ -115,6 +116,7 @@ export function storeConformance(
     waitsSuite(section);
     ownershipSuite(section);
     itemsSuite(section);
+    limitsSuite(section);
     it('skips only tests the suite has, each with a reason', async () => {
       expect([...skips.keys()].filter((test) => !named.has(test))).toEqual([]);
       expect([...skips.values()].filter((reason) => reason.trim() === '')).toEqual([]);
