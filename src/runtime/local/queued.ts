@@ -26,11 +26,12 @@ export async function queuedFor(
 
 /**
  * Waits, on the clock, until a run created queued in this process holds a slot: another run of
- * its key stopped and handed it on (in the store, in order). Ends early when `signal` aborts:
- * the caller's drive then cancels the run.
+ * its key stopped and handed it on (in the store, in order). Ends early when `signal` aborts
+ * (the caller's drive then cancels the run); false when `drain` aborts first: the run is left
+ * queued, for a worker or a resume once it holds a slot.
  *
  * @example
- * await untilAdmitted(store, graph, runId, clock, options.signal);
+ * if (!(await untilAdmitted(store, graph, runId, clock, signal, drain))) throw drainedWhileQueued(runId);
  */
 export async function untilAdmitted(
   store: Store,
@@ -38,9 +39,30 @@ export async function untilAdmitted(
   runId: string,
   clock: Clock,
   signal?: AbortSignal,
-): Promise<void> {
-  while (signal?.aborted !== true && (await queuedFor(store, graph, runId)) !== undefined)
-    await clock.sleep(queuedPollMs, signal);
+  drain?: AbortSignal,
+): Promise<boolean> {
+  const stops = [signal, drain].filter((s): s is AbortSignal => s !== undefined);
+  const stop = stops.length === 0 ? undefined : AbortSignal.any(stops);
+  for (;;) {
+    if (signal?.aborted === true) return true;
+    if (drain?.aborted === true) return false;
+    if ((await queuedFor(store, graph, runId)) === undefined) return true;
+    await clock.sleep(queuedPollMs, stop);
+  }
+}
+
+/**
+ * What `run()` rejects with when drained while its run was still queued: nothing started.
+ *
+ * @example
+ * throw drainedWhileQueued('r7');
+ */
+export function drainedWhileQueued(runId: string): WaymarkError {
+  return new WaymarkError(
+    'RUN_DRAINED',
+    `run "${runId}" was given back while queued behind its graph's concurrency limit: nothing ran; once it is handed a slot a worker starts it, or a resume does`,
+    { retryable: true, details: { runId } },
+  );
 }
 
 /**
