@@ -107,6 +107,19 @@ describe('concurrency limits in process', () => {
     expect(await store.listRuns()).toEqual([]);
   });
 
+  it('the builder types the key function against the state', () => {
+    graph('typed', {
+      state: State,
+      // @ts-expect-error: the state has no field "tenant"
+      limits: { key: (input) => input.tenant, concurrency: 1 },
+    });
+    graph('typed', {
+      state: State,
+      // @ts-expect-error: a key is a string, not a number
+      limits: { key: (input) => input.n, concurrency: 1 },
+    });
+  });
+
   it('a limit out of range is OPTION_INVALID at compile', () => {
     const build = (limits: unknown) =>
       graph('bad', { state: State, limits: limits as never })
