@@ -97,9 +97,11 @@ async function atMostConcurrencyPerKey(store: Store & WorkQueue & LimitStore, wo
   });
   expect(seen.most.get('a')).toBe(2);
   expect(seen.most.get('b')).toBeLessThanOrEqual(2);
-  // a's queued runs started in the order they were created.
+  // a's queued runs are handed slots in the order they were created: a4 and a5 only once a2 or
+  // a3 stopped. Two handed slots together may start in either order, on two workers.
   const aOrder = seen.order.filter((o) => o.startsWith('a:')).map((o) => o.slice(2));
-  expect(aOrder.slice(2)).toEqual(['a2', 'a3', 'a4', 'a5']);
+  expect(aOrder.slice(2, 4).sort()).toEqual(['a2', 'a3']);
+  expect(aOrder.slice(4).sort()).toEqual(['a4', 'a5']);
   expect(await store.listQueued()).toEqual([]);
   expect(await store.activeCount('support', 'a')).toBe(0);
 }
