@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ConcurrencyLimit } from './concurrency.js';
 import type { JoinPolicyInput } from './join.js';
 import type { NodeKind } from './kinds.js';
 import type { NodeDefaults } from './node-defaults.js';
@@ -69,6 +70,12 @@ export interface GraphOptions<
    * which a resume, a worker's step and a replayed decision (a router) see (docs/semantics.md).
    */
   readonly untracked?: readonly (keyof z.output<Schema> & string)[];
+  /**
+   * At most `concurrency` runs of this graph with the same key run at once, across every
+   * process sharing the store (Inngest's and Hatchet's concurrency keys); the others are
+   * queued, in order, and say why (docs/time.md, "Limits").
+   */
+  readonly limits?: ConcurrencyLimit<z.output<Schema>>;
 }
 
 /** Options of `.node()`. `W` is inferred from `writes` and narrows what the node may return. */

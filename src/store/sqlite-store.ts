@@ -23,11 +23,13 @@ import {
 } from './internal/sqlite-errors.js';
 import { SqliteItems } from './internal/sqlite-items.js';
 import { SqliteLedger } from './internal/sqlite-ledger.js';
+import { SqliteLimits } from './internal/sqlite-limits.js';
 import { openFile, ownSchemaOrNone } from './internal/sqlite-open.js';
 import { type SqliteStoreOptions, sqliteOptions } from './internal/sqlite-options.js';
 import { SqliteQueue } from './internal/sqlite-queue.js';
 import { SqliteSchedules } from './internal/sqlite-schedules.js';
 import { leaseLostMessage, prefixed, refusedMessage, statements } from './internal/sqlite-sql.js';
+import type { LimitStore } from './limits.js';
 import type {
   Commit,
   Lease,
@@ -77,13 +79,14 @@ type Statements = { readonly [K in keyof typeof statements]: Database.Statement 
  * const other = new SqliteStore('var/runs.db'); // or { path: 'var/runs.db', synchronous: 'full' }
  * const first = await run(g, input, { store });
  */
-export class SqliteStore implements Store, WorkQueue {
+export class SqliteStore implements Store, WorkQueue, LimitStore {
   /** The absolute path of the database file. */
   readonly path: string;
   readonly #db: Database.Database;
   readonly #sql: Statements;
   readonly #queue: SqliteQueue;
   readonly #items: SqliteItems;
+  readonly #limits: SqliteLimits;
   readonly #schedules: SqliteSchedules;
   readonly #ledger: SqliteLedger;
   /** Run numbers by run id, newest last: a number never changes once the run exists. */
@@ -124,6 +127,7 @@ export class SqliteStore implements Store, WorkQueue {
     }
     this.#db = db;
     this.#items = new SqliteItems(db, this.path, () => this.#now());
+    this.#limits = new SqliteLimits(db);
     this.#schedules = new SqliteSchedules(db, this.path, () => this.#now());
     this.#queue = new SqliteQueue(db, {
       now: () => this.#now(),
@@ -175,7 +179,9 @@ export class SqliteStore implements Store, WorkQueue {
           retryable: false,
         });
       }
-      this.#sql.insertHead.run({ num: inserted.num, createdAt: run.createdAt, status: run.status });
+      // Admitted before its head is written: a queued run is recorded waiting.
+      const status = this.#limits.admit(run);
+      this.#sql.insertHead.run({ num: inserted.num, createdAt: run.createdAt, status });
       this.#sql.insertSnapshot.run(run.id, 0, run.snapshot);
     }
   }
@@ -404,6 +410,13 @@ export class SqliteStore implements Store, WorkQueue {
   readonly listItemNamespaces: Store['listItemNamespaces'] = (p) =>
     this.#items.listItemNamespaces(p);
 
+  // Concurrency limits: internal/sqlite-limits.ts.
+  readonly runLimit: LimitStore['runLimit'] = async (id) =>
+    this.#read(() => this.#limits.runLimit(id));
+  readonly listQueued: LimitStore['listQueued'] = async (f) =>
+    this.#read(() => this.#limits.listQueued(f));
+  readonly activeCount: LimitStore['activeCount'] = async (g, k) =>
+    this.#read(() => this.#limits.activeCount(g, k));
   // Schedules: internal/sqlite-schedules.ts.
   readonly putSchedule: Store['putSchedule'] = (s) => this.#schedules.putSchedule(s);
   readonly getSchedule: Store['getSchedule'] = (id) => this.#schedules.getSchedule(id);

@@ -15,6 +15,7 @@
  * events, not with the number of snapshots times the state.
  */
 
+import type { RunLimit } from './limits.js';
 import type { ScheduleStore } from './schedule-store.js';
 
 /**
@@ -88,6 +89,8 @@ export interface NewRun {
   readonly snapshot: string;
   /** JSON object of string labels; absent or null for none. */
   readonly labels?: string | null;
+  /** The run's concurrency limit (limits.ts): admitted, or queued `waiting`, as it is created. */
+  readonly limit?: RunLimit;
 }
 
 /** One step of a run: written atomically, or not at all, with what it opens, closes and sets. */

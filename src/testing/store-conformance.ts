@@ -1,6 +1,7 @@
 import type { Store } from '../store/store.js';
 import { historySuite } from './conformance/history.js';
 import { itemsSuite } from './conformance/items.js';
+import { limitsSuite } from './conformance/limits.js';
 import { listingSuite } from './conformance/listing.js';
 import { ownershipSuite } from './conformance/ownership.js';
 import { schedulesSuite } from './conformance/schedules.js';
@@ -116,6 +117,7 @@ export function storeConformance(
     waitsSuite(section);
     ownershipSuite(section);
     itemsSuite(section);
+    limitsSuite(section);
     schedulesSuite(section);
     it('skips only tests the suite has, each with a reason', async () => {
       expect([...skips.keys()].filter((test) => !named.has(test))).toEqual([]);

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { WaymarkError } from '../../error/waymark-error.js';
+import { sqliteLimitsMigration } from './sqlite-limits.js';
 import { schedulesMigration } from './sqlite-schedules.js';
 
 // The SQLite schema, as an ordered list of migrations. A database file records every migration
@@ -271,7 +272,10 @@ export const migrations: readonly string[] = [
     INSERT OR IGNORE INTO running (num) SELECT NEW.num WHERE NEW.status = 'running';
   END;
   `,
-  // N: schedules (sqlite-schedules.ts): a tick is taken by a conditional update of its row.
+  // Concurrency limits per graph and key (sqlite-limits.ts): a row per limited run, and the
+  // triggers that free and hand on its slot as its head's status changes.
+  sqliteLimitsMigration,
+  // Schedules (sqlite-schedules.ts): a tick is taken by a conditional update of its row.
   schedulesMigration,
 ];
 
