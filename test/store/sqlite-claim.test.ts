@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/sqlite.js';
-import { schemaVersion } from '../../src/store/internal/schema.js';
+import { migrations, schemaVersion } from '../../src/store/internal/schema.js';
 import { queueStatements } from '../../src/store/internal/sqlite-queue-sql.js';
 import { sampleRun, sampleCommit as step } from '../../src/testing/index.js';
 
@@ -72,10 +72,11 @@ describe('a claim of runs on SQLite', () => {
     ]);
     await store.commit('done', { ...step(1), status: 'succeeded' });
     await store.close();
-    // The file as the waymark before migration 8 left it.
+    // The file as the waymark before migration 8 left it: without anything migration 8 or a
+    // later one made, so that opening it applies them all again.
     const db = new Database(path);
-    db.exec(`DROP TRIGGER running_started; DROP TRIGGER running_failed; DROP TABLE running;
-      DELETE FROM schema_version WHERE version >= 8`);
+    for (const [type, name] of madeAfter(7, db)) db.exec(`DROP ${type} IF EXISTS "${name}"`);
+    db.exec('DELETE FROM schema_version WHERE version >= 8');
     db.close();
     const reopened = new SqliteStore(path);
     const claimed = await reopened.claimAndLoadRuns(claim);
@@ -88,3 +89,21 @@ describe('a claim of runs on SQLite', () => {
     after.close();
   });
 });
+
+/** The tables, indexes and triggers of `db` that the first `applied` migrations do not make. */
+function madeAfter(applied: number, db: Database.Database): [string, string][] {
+  const objects = (d: Database.Database) =>
+    d.prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").all() as {
+      type: string;
+      name: string;
+    }[];
+  const early = new Database(':memory:');
+  for (const migration of migrations.slice(0, applied)) early.exec(migration);
+  const made = new Set(objects(early).map((o) => `${o.type} ${o.name}`));
+  early.close();
+  const order = ['trigger', 'index', 'view', 'table'];
+  return objects(db)
+    .filter((o) => o.name !== 'schema_version' && !made.has(`${o.type} ${o.name}`))
+    .sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type))
+    .map((o) => [o.type.toUpperCase(), o.name]);
+}
