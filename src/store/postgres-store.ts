@@ -1,4 +1,5 @@
 import { PgConnection } from './internal/pg/connection.js';
+import * as signals from './internal/pg/event-signals.js';
 import * as items from './internal/pg/items.js';
 import * as own from './internal/pg/ownership.js';
 import * as records from './internal/pg/records.js';
@@ -7,6 +8,7 @@ import { PgSignals } from './internal/pg/signals.js';
 import * as queue from './internal/pg/work-queue.js';
 import type { PostgresStoreOptions } from './internal/pg-params.js';
 import { statementDeadlineOf } from './internal/pg-pool.js';
+import type { SignalStore } from './signal-store.js';
 import type {
   ClaimedTask,
   Commit,
@@ -54,7 +56,7 @@ export type { PostgresStoreOptions } from './internal/pg-params.js';
  * const first = await run(g, input, { store });
  * await store.close();
  */
-export class PostgresStore implements Store, WorkQueue, RunCommits {
+export class PostgresStore implements Store, WorkQueue, RunCommits, SignalStore {
   /** The PostgreSQL schema that holds the store's tables. */
   readonly schema: string;
   readonly #db: PgConnection;
@@ -190,6 +192,16 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
   clearMemos(graph: string, node?: string): Promise<number> {
     return records.clearMemos(this.#db, graph, node);
   }
+
+  // Signals for event waits.
+  readonly sendSignal: SignalStore['sendSignal'] = (s) => signals.sendSignal(this.#db, s);
+  readonly matchSignal: SignalStore['matchSignal'] = (w, at) =>
+    signals.matchSignal(this.#db, w, at);
+  readonly redeliverSignal: SignalStore['redeliverSignal'] = (id, at) =>
+    signals.redeliverSignal(this.#db, id, at);
+  readonly listSignals: SignalStore['listSignals'] = (f) => signals.listSignals(this.#db, f);
+  readonly expireSignals: SignalStore['expireSignals'] = (at) =>
+    signals.expireSignals(this.#db, at);
 
   // The memory items kept across runs.
   putItem(item: NewItem): Promise<ItemRecord> {

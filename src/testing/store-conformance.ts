@@ -4,6 +4,7 @@ import { itemsSuite } from './conformance/items.js';
 import { listingSuite } from './conformance/listing.js';
 import { ownershipSuite } from './conformance/ownership.js';
 import type { Section } from './conformance/section.js';
+import { signalsSuite } from './conformance/signals.js';
 import { waitsSuite } from './conformance/waits.js';
 
 export { commitSteps, sampleCommit, sampleRun } from './conformance/samples.js';
@@ -115,6 +116,7 @@ export function storeConformance(
     waitsSuite(section);
     ownershipSuite(section);
     itemsSuite(section);
+    signalsSuite(section);
     it('skips only tests the suite has, each with a reason', async () => {
       expect([...skips.keys()].filter((test) => !named.has(test))).toEqual([]);
       expect([...skips.values()].filter((reason) => reason.trim() === '')).toEqual([]);

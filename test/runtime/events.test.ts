@@ -9,8 +9,10 @@ import {
   listSignals,
   resume,
   run,
+  type Store,
   signal,
 } from '../../src/index.js';
+import { pgStoreForFile, skipReason } from '../store/fixtures/postgres.js';
 import { fakeClock } from '../support/clock.js';
 import { stores } from '../support/stores.js';
 
@@ -47,7 +49,13 @@ const code = (p: Promise<unknown>) =>
     (e: unknown) => (isWaymarkError(e) ? e.code : String(e)),
   );
 
-describe.each(stores)('event nodes, with the %s store', (_name, makeStore) => {
+const pg = pgStoreForFile();
+const all: [string, () => Store][] = [
+  ...stores,
+  ...(skipReason === undefined ? [['postgres', () => pg.store] as [string, () => Store]] : []),
+];
+
+describe.each(all)('event nodes, with the %s store', (_name, makeStore) => {
   it('a run stops waiting on its event; a signal to the run delivers the payload as the update', async () => {
     const store = makeStore();
     const g = orders();

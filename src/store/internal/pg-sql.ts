@@ -3,6 +3,7 @@ import { storedStatuses } from '../store.js';
 import { foldFailureTexts } from './pg-fold-failures.js';
 import { itemTexts } from './pg-items-sql.js';
 import { queueTexts, runCandidates, scheduleCtes } from './pg-queue-sql.js';
+import { signalTexts } from './pg-signals-sql.js';
 import { watchTexts } from './pg-watch-sql.js';
 
 // The SQL of the PostgreSQL store, one statement per operation, for one schema. Each is a
@@ -154,6 +155,7 @@ function texts(s: string) {
     claimAndLoad: claimAndLoad(s),
     ...watchTexts(s),
     ...itemTexts(s),
+    ...signalTexts(s),
     createRun: `WITH run AS (
         INSERT INTO ${s}.runs (id, graph, graph_hash, graph_version, state_version, format, labels,
           created_at, seq, status, error, updated_at)
