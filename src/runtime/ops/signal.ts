@@ -67,6 +67,17 @@ export async function signal(
     });
   }
   const aim = await aimOf(store, target, options);
+  if (aim.ended !== undefined) {
+    // A webhook's retry of a signal the run took before it ended is a no-op, not an error.
+    const standing =
+      options.id === undefined ? undefined : await signalOf(signals, aim, options.id);
+    if (standing !== undefined) return { outcome: 'duplicate', signal: standing };
+    throw new WaymarkError(
+      'RUN_NOT_RESUMABLE',
+      `run "${aim.runId}" ${aim.ended}: no event node of it will take a signal now`,
+      { retryable: false, details: { runId: aim.runId, status: aim.ended } },
+    );
+  }
   const schema = await schemaOf(store, aim, name);
   const parsed = schema.safeParse(payload);
   if (!parsed.success) {
@@ -122,6 +133,13 @@ interface Aim {
   readonly graph: CompiledGraph | undefined;
   readonly runId: string | null;
   readonly key: string | null;
+  /** The run succeeded or was cancelled: nothing will take a signal. */
+  readonly ended?: 'succeeded' | 'cancelled';
+}
+
+async function signalOf(signals: SignalStore, aim: Aim, id: string) {
+  const sent = await signals.listSignals({ runId: aim.runId!, graph: aim.graphName });
+  return sent.find((s) => s.id === id);
 }
 
 async function aimOf(store: Store, target: SignalTarget, options: SignalOptions): Promise<Aim> {
@@ -135,14 +153,9 @@ async function aimOf(store: Store, target: SignalTarget, options: SignalOptions)
   }
   const run = await store.getRun(target);
   if (run === undefined) throw unknown(`there is no run "${target}"`);
-  if (run.status === 'succeeded' || run.status === 'cancelled') {
-    throw new WaymarkError(
-      'RUN_NOT_RESUMABLE',
-      `run "${target}" ${run.status}: no event node of it will take a signal now`,
-      { retryable: false, details: { runId: target, status: run.status } },
-    );
-  }
+  const ended = run.status === 'succeeded' || run.status === 'cancelled' ? run.status : undefined;
   return {
+    ...(ended !== undefined && { ended }),
     graphName: run.graph,
     graph: options.graph as CompiledGraph | undefined,
     runId: target,
