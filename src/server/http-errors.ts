@@ -14,6 +14,8 @@ const statusOf: Partial<Record<ErrorCode, number>> = {
   OPTIONS_INVALID: 400,
   ANSWER_INVALID: 400,
   MEMORY_INVALID: 400,
+  SIGNAL_INVALID: 400,
+  SIGNAL_UNKNOWN: 404,
   // The node named is what is wrong (not one the run can be at): the request changes, not the run.
   GOTO_INVALID: 400,
   RUN_EXISTS: 409,
