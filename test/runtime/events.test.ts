@@ -105,6 +105,24 @@ describe.each(all)('event nodes, with the %s store', (_name, makeStore) => {
     expect(await listSignals(store, { state: 'kept' })).toEqual([]);
   });
 
+  it('a wait its host never registered (killed right after the commit) still takes a signal to its run', async () => {
+    const store = makeStore();
+    const g = orders();
+    // The host dies between the commit that opens the wait and its ask for kept signals.
+    const dying = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === 'matchSignal') return () => Promise.reject(new Error('the process died'));
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await run(g, { orderId: 'o-3' }, { store: dying, runId: 'r3' }).catch(String);
+    expect(await store.listWaits('r3', { open: true })).toHaveLength(1);
+    const sent = await signal(store, 'r3', 'payment', { paidCents: 4 }, { graph: g });
+    expect(sent.outcome).toBe('delivered');
+    expect((await resume(store, g, 'r3')).status).toBe('succeeded');
+  });
+
   it('each signal is delivered once: a second one with the same id is a no-op', async () => {
     const store = makeStore();
     const g = orders();

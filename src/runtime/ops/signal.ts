@@ -104,8 +104,30 @@ export async function signal(
   if (sent.outcome !== 'kept') return sent;
   // A wait that opened while this signal was on its way registered before the signal landed,
   // or looks again after: one of the two finds the other (PostgreSQL runs both concurrently).
-  const late = await signals.redeliverSignal(record.id, now);
+  const late =
+    (await signals.redeliverSignal(record.id, now)) ??
+    (aim.runId === null ? undefined : await toOpenWait(store, signals, aim, name, now));
   return late === undefined ? sent : { outcome: 'delivered', signal: late };
+}
+
+/**
+ * A run's open event wait of this name that its host never registered (killed between the
+ * commit that opened it and its ask for kept signals) is registered now, and takes the signal.
+ */
+async function toOpenWait(
+  store: Store,
+  signals: SignalStore,
+  aim: Aim,
+  name: string,
+  now: number,
+): Promise<SignalRecord | undefined> {
+  for (const wait of await store.listWaits(aim.runId!, { open: true })) {
+    const event = (JSON.parse(wait.request) as WaitRequest).event;
+    if (event?.name !== name) continue;
+    const open = { runId: wait.runId, requestId: wait.requestId, graph: aim.graphName, name };
+    return signals.matchSignal({ ...open, key: event.key ?? null }, now);
+  }
+  return undefined;
 }
 
 /**
