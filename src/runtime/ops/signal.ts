@@ -101,13 +101,21 @@ export async function signal(
     consumedAt: null,
   };
   const sent = await signals.sendSignal(record);
-  if (sent.outcome !== 'kept') return sent;
+  if (sent.outcome === 'delivered') return sent;
+  // A retry of a signal still kept (its run's host died before it asked for it) is a chance to
+  // deliver it: the first one, never this payload.
+  if (
+    sent.outcome === 'duplicate' &&
+    (sent.signal.consumedAt !== null || sent.signal.expiresAt <= now)
+  )
+    return sent;
   // A wait that opened while this signal was on its way registered before the signal landed,
   // or looks again after: one of the two finds the other (PostgreSQL runs both concurrently).
   const late =
-    (await signals.redeliverSignal(record.id, now)) ??
+    (await signals.redeliverSignal(sent.signal.id, now)) ??
     (aim.runId === null ? undefined : await toOpenWait(store, signals, aim, name, now));
-  return late === undefined ? sent : { outcome: 'delivered', signal: late };
+  if (late === undefined) return sent;
+  return { outcome: 'delivered', signal: late };
 }
 
 /**
