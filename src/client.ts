@@ -83,6 +83,27 @@ export interface ApiWait {
   readonly closedAt: number | null;
 }
 
+/** A signal as the API gives it: its payload parsed, its times in ms since the epoch. */
+export interface ApiSignal {
+  readonly id: string;
+  readonly graph: string;
+  readonly runId: string | null;
+  readonly key: string | null;
+  readonly name: string;
+  readonly payload: unknown;
+  readonly sentAt: number;
+  readonly expiresAt: number;
+  readonly consumedRun: string | null;
+  readonly consumedAt: number | null;
+}
+
+/** What a signal did: delivered (the run's status after), kept for later, or a duplicate. */
+export interface SignalOutcome {
+  readonly outcome: 'delivered' | 'kept' | 'duplicate';
+  readonly signal: ApiSignal;
+  readonly status?: string;
+}
+
 /** How a request that moved a run on was answered: the run and where it stands now. */
 export interface Moved {
   readonly runId: string;
@@ -263,6 +284,48 @@ export class WaymarkClient {
   }
 
   /**
+   * Sends a signal to a run's event node, or with `{ graph, key }` to the run of that graph
+   * whose event waits under the key; kept if no run waits for it yet. An `id` makes a
+   * second send a no-op.
+   *
+   * @example
+   * await client.signal({ graph: 'orders', key: 'o-7' }, 'payment', { paidCents: 1200 }, { id: 'evt_1' });
+   */
+  async signal(
+    target: string | { readonly graph: string; readonly key: string },
+    name: string,
+    payload: unknown,
+    options: { readonly id?: string } = {},
+  ): Promise<SignalOutcome> {
+    const path =
+      typeof target === 'string'
+        ? `/runs/${encodeURIComponent(target)}/signals/${encodeURIComponent(name)}`
+        : `/graphs/${encodeURIComponent(target.graph)}/signals/${encodeURIComponent(name)}`;
+    const body = {
+      payload,
+      ...(typeof target !== 'string' && { key: target.key }),
+      ...(options.id !== undefined && { id: options.id }),
+    };
+    const sent = await this.#json<SignalOutcome>('POST', path, body);
+    return { ...sent, signal: signalOf(sent.signal) };
+  }
+
+  /**
+   * The signals kept for runs that have not reached their event (or, by `state`, taken or
+   * expired ones), oldest first.
+   *
+   * @example
+   * const { signals } = await client.signals();
+   */
+  async signals(
+    options: { readonly state?: 'kept' | 'consumed' | 'expired' } = {},
+  ): Promise<{ readonly signals: readonly ApiSignal[] }> {
+    const q = options.state === undefined ? '' : `?state=${options.state}`;
+    const { signals } = await this.#json<{ signals: ApiSignal[] }>('GET', `/signals${q}`);
+    return { signals: signals.map(signalOf) };
+  }
+
+  /**
    * What `resume(runId)` would read back, run again and re-pay, before anything runs; with
    * `to`, what a rewind to that node (with its note) would. Nothing is recorded.
    *
@@ -425,6 +488,15 @@ async function* sseEvents(res: Response): AsyncGenerator<StreamEvent, void, unde
 }
 
 /** A point in time the API gave (ISO 8601; a number from a server before it wrote ISO). */
+function signalOf(s: ApiSignal): ApiSignal {
+  return {
+    ...s,
+    sentAt: msOf(s.sentAt),
+    expiresAt: msOf(s.expiresAt),
+    consumedAt: s.consumedAt === null ? null : msOf(s.consumedAt),
+  };
+}
+
 function msOf(value: unknown): number {
   return typeof value === 'number' ? value : Date.parse(String(value));
 }

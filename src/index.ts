@@ -28,6 +28,8 @@ export type { Duration, DurationUnit } from './graph/duration.js';
 export { parseDuration } from './graph/duration.js';
 export type { End } from './graph/end.js';
 export { END } from './graph/end.js';
+export type { EventNode, EventOptions } from './graph/event.js';
+export { event } from './graph/event.js';
 export type { BestPolicy, JoinPolicyInput } from './graph/join.js';
 export { all, any, best, patches, quorum } from './graph/join.js';
 export type { NodeKind } from './graph/kinds.js';
@@ -133,6 +135,13 @@ export type { PatchOptions } from './runtime/ops/patch.js';
 export { patchState } from './runtime/ops/patch.js';
 export type { Plan, PlanStep, RewindPlanOptions } from './runtime/ops/plan.js';
 export { planResume, planRewind } from './runtime/ops/plan.js';
+export type { SignalOptions, SignalTarget } from './runtime/ops/signal.js';
+export {
+  defaultSignalTtlMs,
+  expireSignals,
+  listSignals,
+  signal,
+} from './runtime/ops/signal.js';
 export type { HistoryOptions, HistoryPage, HistoryStep } from './runtime/ops/states.js';
 export { history } from './runtime/ops/states.js';
 export type { ContinueOptions } from './runtime/ops/thread.js';
@@ -178,6 +187,14 @@ export type {
   ScheduleStore,
 } from './store/schedule-store.js';
 export { catchUpPolicies, overlapPolicies } from './store/schedule-store.js';
+export type {
+  EventWait,
+  SignalFilter,
+  SignalRecord,
+  SignalSent,
+  SignalStore,
+} from './store/signal-store.js';
+export { keepsSignals } from './store/signal-store.js';
 export type {
   ClaimedTask,
   Commit,

@@ -115,6 +115,10 @@ export function hintFor(io: Io, error: WaymarkError): string {
       return `${show ?? '`waymark show <run-id>`'} lists the open waits and their request ids`;
     case 'WAIT_ALREADY_ANSWERED':
       return `the first answer stands; ${show ?? '`waymark show <run-id>`'} shows it`;
+    case 'SIGNAL_INVALID':
+      return "the payload must match the schema of the graph file's event node of that name";
+    case 'SIGNAL_UNKNOWN':
+      return `\`${commandLine(io, ['ls'])}\` lists the runs; the graph file names its event nodes (event({ name }))`;
     case 'ANSWER_INVALID':
       return `the answer must match the schema ${show ?? '`waymark show <run-id>`'} prints for the wait`;
     case 'GRAPH_MISMATCH':

@@ -29,7 +29,8 @@ export function defineCommands(
       groups.set(first, parent);
     }
     const command = parent.command(sub ?? first).description(spec.description);
-    for (const arg of spec.args) command.argument(`<${arg.name}>`, arg.description);
+    for (const arg of spec.args)
+      command.argument(arg.optional ? `[${arg.name}]` : `<${arg.name}>`, arg.description);
     for (const option of spec.options) {
       if (option.required) command.requiredOption(option.flags, option.description);
       else if (option.default !== undefined)
@@ -108,7 +109,10 @@ export function parseFast(argv: readonly string[]): Parsed | undefined {
       given.add(name);
     } else flags[name] = value;
   }
-  if (command === undefined || positional.length !== command.args.length) return undefined;
+  if (command === undefined) return undefined;
+  const required = command.args.filter((a) => !a.optional).length;
+  if (positional.length < required || positional.length > command.args.length) return undefined;
+  while (positional.length < command.args.length) positional.push(undefined as never);
   for (const option of command.options) {
     const { name, negated } = shape(option);
     if (flags[name] !== undefined) continue;

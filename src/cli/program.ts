@@ -1,6 +1,7 @@
 import { storedStatuses } from '../store/store.js';
 import type { Io } from './io.js';
 import { scheduleCommands } from './schedule-commands.js';
+import { signalCommands } from './signal-commands.js';
 
 // What each command accepts and its --help, as data, in one place. What a command does lives in
 // commands/<name>.ts and is imported only when that command runs: `waymark ls` loads neither
@@ -23,7 +24,12 @@ export interface OptionSpec {
 export interface CommandSpec {
   readonly name: string;
   readonly description: string;
-  readonly args: readonly { readonly name: string; readonly description?: string }[];
+  readonly args: readonly {
+    readonly name: string;
+    readonly description?: string;
+    /** May be left out (`[name]`): the action gets undefined. */
+    readonly optional?: true;
+  }[];
   readonly options: readonly OptionSpec[];
   /** Printed after the generated help: what to know, and an example. */
   readonly help: string;
@@ -293,6 +299,7 @@ Example:
   $ waymark answer 3f1c9a2e-... --value '{"approved":false,"note":"the pricing line is wrong"}'`,
     load: async () => (await import('./commands/answer.js')).answer,
   },
+  ...signalCommands,
   {
     name: 'approve',
     description: 'approve a yes-no question a run waits on, then continue it',

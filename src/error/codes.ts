@@ -78,6 +78,9 @@ export const errorCodes = [
   'WAIT_EXPIRED',
   'WAIT_CLOSED',
   'ANSWER_INVALID',
+  // external events (event nodes, signal())
+  'SIGNAL_INVALID',
+  'SIGNAL_UNKNOWN',
   // the memory store kept across runs (ctx.memory, memoryOf)
   'MEMORY_INVALID',
   // schedules (schedule(), waymark schedule)

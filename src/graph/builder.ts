@@ -111,7 +111,7 @@ export class GraphBuilder<
     const wait = waitSpecOf(fn);
     const def: { -readonly [K in keyof NodeDef]: NodeDef[K] } = {
       name,
-      kind: wait ? 'person' : (options.kind ?? kindOf(fn) ?? 'code'),
+      kind: wait ? (wait.event ? 'event' : 'person') : (options.kind ?? kindOf(fn) ?? 'code'),
       version: options.version ?? 1,
     };
     const defaults = this.#options.nodeDefaults;

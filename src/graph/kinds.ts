@@ -1,7 +1,7 @@
 import type { SpendLimits } from './types.js';
 
 /** What a node is for; the scheduler reads a kind's traits, never the kind itself. */
-export type NodeKind = 'code' | 'model' | 'person' | 'effect' | 'subgraph' | 'sleep';
+export type NodeKind = 'code' | 'model' | 'person' | 'effect' | 'subgraph' | 'sleep' | 'event';
 
 /** What a node kind needs from the runtime, as data (no `if (kind === ...)` in shared code). */
 export interface KindTraits {
@@ -23,6 +23,8 @@ export const kindTraits: Readonly<Record<NodeKind, KindTraits>> = {
   subgraph: { retryable: false, opensWait: false, hasEffects: false },
   // A sleep runs no body: it is woken when its timer is due, so there is nothing to retry.
   sleep: { retryable: false, opensWait: false, hasEffects: false },
+  // An event is delivered, not run: like a person's answer, there is no attempt to retry.
+  event: { retryable: false, opensWait: true, hasEffects: false },
 };
 
 export const nodeKinds = Object.keys(kindTraits) as readonly NodeKind[];

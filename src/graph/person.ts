@@ -37,6 +37,14 @@ export interface WaitSpec {
    * against the state's. Absent with an `update`, or when the schema is not a zod object.
    */
   readonly answers?: readonly string[];
+  /** An event node's wait (`event()`): the signal name it takes, and which instance it is. */
+  readonly event?: EventSpec;
+}
+
+/** What an event node waits for: a signal's name, and the key a `{ graph, key }` signal names. */
+export interface EventSpec {
+  readonly name: string;
+  readonly key?: (state: unknown) => string;
 }
 
 /** A node function that is a person's stop point; the runtime never calls it. */
@@ -76,8 +84,18 @@ export function person<S, A>(options: PersonOptions<S, A>): PersonNode<S> {
     ...(update === undefined &&
       options.answer instanceof z.ZodObject && { answers: Object.keys(options.answer.shape) }),
   };
+  return waitNode<S>(spec);
+}
+
+/**
+ * A node function carrying a wait spec: a person's, or an event's (event.ts builds on it).
+ *
+ * @example
+ * const node = waitNode({ ...waitSpecOf(person(options))!, event: { name: 'paid' } });
+ */
+export function waitNode<S>(spec: WaitSpec): PersonNode<S> {
   const node = (() => {
-    throw new Error('waymark internal: a person node is answered, never called');
+    throw new Error('waymark internal: a wait node is answered, never called');
   }) as unknown as PersonNode<S>;
   return Object.assign(node, { [marker]: spec });
 }

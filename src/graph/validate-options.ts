@@ -54,7 +54,10 @@ export function checkNodeOptions(node: NodeDef, report: Report): void {
   if (node.cache !== undefined) checkCache(node, bad);
   if (node.notBefore !== undefined && node.notBefore !== true)
     bad('notBefore', node.notBefore, 'it must be a function of the state returning a Date');
-  else if (node.notBefore === true && (node.kind === 'person' || node.kind === 'sleep'))
+  else if (
+    node.notBefore === true &&
+    (node.kind === 'person' || node.kind === 'sleep' || node.kind === 'event')
+  )
     bad('notBefore', 'a function', `a ${node.kind} node has no body to start later`);
   for (const key of ['calls', 'maxTokens', 'maxOutputTokens', 'maxCostUsd'] as const) {
     const v = node.spend?.[key];

@@ -16,6 +16,7 @@ import { pageRoutes } from './page-routes.js';
 import { readRoutes } from './read-routes.js';
 import { tickSchedules } from './schedule-host.js';
 import { scheduleRoutes } from './schedule-routes.js';
+import { signalRoutes } from './signal-routes.js';
 import { uiAssets } from './ui-assets.js';
 import { waymarkVersion } from './version.js';
 import { defaultWakePollMs, wakeDue } from './wake-loop.js';
@@ -159,6 +160,7 @@ export function createApp(options: AppOptions): App {
   driveRoutes(app, api);
   memoryRoutes(app, api);
   scheduleRoutes(app, api);
+  signalRoutes(app, api);
   pageRoutes(app, api);
   const wakePollMs = options.wakePollMs ?? defaultWakePollMs;
   const stopWaking = wakePollMs > 0 ? wakeDue(api, wakePollMs) : () => {};

@@ -17,6 +17,8 @@ const statusOf: Partial<Record<ErrorCode, number>> = {
   MEMORY_INVALID: 400,
   SCHEDULE_INVALID: 400,
   SCHEDULE_NOT_FOUND: 404,
+  SIGNAL_INVALID: 400,
+  SIGNAL_UNKNOWN: 404,
   // The node named is what is wrong (not one the run can be at): the request changes, not the run.
   GOTO_INVALID: 400,
   RUN_EXISTS: 409,

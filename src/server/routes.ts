@@ -122,6 +122,35 @@ export const routes = {
     response: s.moved,
     refuses: [...run, 'WAIT_NOT_FOUND', 'ANSWER_INVALID', 'WAIT_ALREADY_ANSWERED', 'WAIT_CLOSED'],
   },
+  signalRun: {
+    method: 'post',
+    path: '/runs/:id/signals/:name',
+    summary:
+      "Sends a signal to a run's event node (payload validated, delivered once by id): delivered to its open wait and the run moved on, or kept until the run reaches the event",
+    body: s.runSignalBody,
+    status: 202,
+    response: s.signalSent,
+    refuses: [...run, 'SIGNAL_INVALID', 'SIGNAL_UNKNOWN', 'RUN_NOT_RESUMABLE'],
+  },
+  signalGraph: {
+    method: 'post',
+    path: '/graphs/:graph/signals/:name',
+    summary:
+      'Sends a signal to the run of a graph whose event waits under `key`, or keeps it until one does',
+    body: s.graphSignalBody,
+    status: 202,
+    response: s.signalSent,
+    refuses: ['GRAPH_NOT_SERVED', 'SIGNAL_INVALID', 'SIGNAL_UNKNOWN'],
+  },
+  listSignals: {
+    method: 'get',
+    path: '/signals',
+    summary:
+      'Signals kept for runs that have not reached their event, taken, or expired; oldest first',
+    query: s.signalsQuery,
+    status: 200,
+    response: s.signalList,
+  },
   resumeRun: {
     method: 'post',
     path: '/runs/:id/resume',

@@ -360,3 +360,37 @@ export const memoryNamespaces = z.object({ namespaces: z.array(z.array(z.string(
 export const memoryDeleted = z.object({
   deleted: z.boolean().describe('whether there was such an item'),
 });
+
+export const signalWire = z.object({
+  id: z.string(),
+  graph: z.string(),
+  runId: z.string().nullable().describe('the run it was sent to; null for a { graph, key } signal'),
+  key: z.string().nullable(),
+  name: z.string(),
+  payload: z.unknown(),
+  sentAt: at('when it was sent'),
+  expiresAt: at('when it expires unconsumed'),
+  consumedRun: z.string().nullable().describe('the run that took it'),
+  consumedAt: at('when it was taken').nullable(),
+});
+
+export const runSignalBody = z.strictObject({
+  payload: z.unknown().describe("the payload, valid against the event node's schema"),
+  id: nonEmpty('the signal id: a second signal with it is a no-op (default: a new one)').optional(),
+});
+
+export const graphSignalBody = runSignalBody.extend({
+  key: nonEmpty('which run of the graph: the one whose event waits under this key'),
+});
+
+export const signalSent = z.object({
+  outcome: z.enum(['delivered', 'kept', 'duplicate']),
+  signal: signalWire,
+  status: z.enum(storedStatuses).optional().describe("the run's status once delivered"),
+});
+
+export const signalsQuery = z.strictObject({
+  state: z.enum(['kept', 'consumed', 'expired']).optional().describe('only signals in this state'),
+});
+
+export const signalList = z.object({ signals: z.array(signalWire) });

@@ -13,8 +13,10 @@ import { MemoryMemos } from './internal/memory-memos.js';
 import { MemoryQueue } from './internal/memory-queue.js';
 import { checkGroup, hasLabels, isAfter, pickLease } from './internal/memory-rows.js';
 import { MemorySchedules } from './internal/memory-schedules.js';
+import { MemorySignals } from './internal/memory-signals.js';
 import { waitClosed } from './internal/waits.js';
 import type { LimitStore } from './limits.js';
+import type { SignalStore } from './signal-store.js';
 import type {
   ClaimedTask,
   Commit,
@@ -68,7 +70,7 @@ export interface MemoryStoreOptions {
  * const first = await run(g, input, { store });
  * const again = await resume(store, g, first.runId);
  */
-export class MemoryStore implements Store, WorkQueue, LimitStore {
+export class MemoryStore implements Store, WorkQueue, LimitStore, SignalStore {
   readonly #runs = new Map<string, RunRows>();
   readonly #memos = new MemoryMemos();
   readonly #now: () => number;
@@ -82,7 +84,25 @@ export class MemoryStore implements Store, WorkQueue, LimitStore {
     this.#queue = new MemoryQueue(this.#now);
     this.#items = new MemoryItems(this.#now);
     this.#schedules = new MemorySchedules(this.#now);
+    this.#signals = new MemorySignals({
+      wait: (runId, requestId) => this.#runs.get(runId)?.waits.get(requestId),
+      answer: (runId, requestId, answer, by, at) => {
+        const waits = this.#rows(runId).waits;
+        waits.set(requestId, { ...waits.get(requestId)!, answer, answeredBy: by, answeredAt: at });
+        this.#queue.arrive(runId, null, at, true);
+      },
+      now: this.#now,
+    });
   }
+
+  // Signals for event waits: internal/memory-signals.ts.
+  readonly #signals: MemorySignals;
+  readonly sendSignal: SignalStore['sendSignal'] = (s) => this.#signals.sendSignal(s);
+  readonly matchSignal: SignalStore['matchSignal'] = (w, at) => this.#signals.matchSignal(w, at);
+  readonly redeliverSignal: SignalStore['redeliverSignal'] = (id, at) =>
+    this.#signals.redeliverSignal(id, at);
+  readonly listSignals: SignalStore['listSignals'] = (f) => this.#signals.listSignals(f);
+  readonly expireSignals: SignalStore['expireSignals'] = (at) => this.#signals.expireSignals(at);
 
   async createRun(run: NewRun): Promise<void> {
     if (this.#runs.has(run.id))

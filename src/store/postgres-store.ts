@@ -1,4 +1,5 @@
 import { PgConnection } from './internal/pg/connection.js';
+import * as signals from './internal/pg/event-signals.js';
 import * as items from './internal/pg/items.js';
 import * as limits from './internal/pg/limits.js';
 import { createAdmitted } from './internal/pg/limits.js';
@@ -12,6 +13,7 @@ import type { PostgresStoreOptions } from './internal/pg-params.js';
 import { statementDeadlineOf } from './internal/pg-pool.js';
 import type { LimitStore } from './limits.js';
 import type { NewSchedule, ScheduleRecord, ScheduleState } from './schedule-store.js';
+import type { SignalStore } from './signal-store.js';
 import type {
   ClaimedTask,
   Commit,
@@ -59,7 +61,7 @@ export type { PostgresStoreOptions } from './internal/pg-params.js';
  * const first = await run(g, input, { store });
  * await store.close();
  */
-export class PostgresStore implements Store, WorkQueue, RunCommits, LimitStore {
+export class PostgresStore implements Store, WorkQueue, RunCommits, LimitStore, SignalStore {
   /** The PostgreSQL schema that holds the store's tables. */
   readonly schema: string;
   readonly #db: PgConnection;
@@ -195,6 +197,16 @@ export class PostgresStore implements Store, WorkQueue, RunCommits, LimitStore {
   clearMemos(graph: string, node?: string): Promise<number> {
     return records.clearMemos(this.#db, graph, node);
   }
+
+  // Signals for event waits.
+  readonly sendSignal: SignalStore['sendSignal'] = (s) => signals.sendSignal(this.#db, s);
+  readonly matchSignal: SignalStore['matchSignal'] = (w, at) =>
+    signals.matchSignal(this.#db, w, at);
+  readonly redeliverSignal: SignalStore['redeliverSignal'] = (id, at) =>
+    signals.redeliverSignal(this.#db, id, at);
+  readonly listSignals: SignalStore['listSignals'] = (f) => signals.listSignals(this.#db, f);
+  readonly expireSignals: SignalStore['expireSignals'] = (at) =>
+    signals.expireSignals(this.#db, at);
 
   // The memory items kept across runs.
   putItem(item: NewItem): Promise<ItemRecord> {

@@ -28,8 +28,10 @@ import { openFile, ownSchemaOrNone } from './internal/sqlite-open.js';
 import { type SqliteStoreOptions, sqliteOptions } from './internal/sqlite-options.js';
 import { SqliteQueue } from './internal/sqlite-queue.js';
 import { SqliteSchedules } from './internal/sqlite-schedules.js';
+import { SqliteSignals } from './internal/sqlite-signals.js';
 import { leaseLostMessage, prefixed, refusedMessage, statements } from './internal/sqlite-sql.js';
 import type { LimitStore } from './limits.js';
+import type { SignalStore } from './signal-store.js';
 import type {
   Commit,
   Lease,
@@ -79,7 +81,7 @@ type Statements = { readonly [K in keyof typeof statements]: Database.Statement 
  * const other = new SqliteStore('var/runs.db'); // or { path: 'var/runs.db', synchronous: 'full' }
  * const first = await run(g, input, { store });
  */
-export class SqliteStore implements Store, WorkQueue, LimitStore {
+export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
   /** The absolute path of the database file. */
   readonly path: string;
   readonly #db: Database.Database;
@@ -89,6 +91,7 @@ export class SqliteStore implements Store, WorkQueue, LimitStore {
   readonly #limits: SqliteLimits;
   readonly #schedules: SqliteSchedules;
   readonly #ledger: SqliteLedger;
+  readonly #signals: SqliteSignals;
   /** Run numbers by run id, newest last: a number never changes once the run exists. */
   readonly #numbers = new Map<string, number>();
   readonly #now: () => number;
@@ -136,6 +139,12 @@ export class SqliteStore implements Store, WorkQueue, LimitStore {
       lease: (runId, claim, now) => this.#claim(runId, claim, now),
       create: (run) => this.#create(run),
       commit: (runId, commit) => this.#commitIn(runId, commit),
+    });
+    this.#signals = new SqliteSignals(db, {
+      write: (fn) => this.#write(fn),
+      read: (fn) => this.#read(fn),
+      queue: this.#queue,
+      now: () => this.#now(),
     });
     this.#ledger = new SqliteLedger(this.#sql, this.#queue, {
       write: (fn) => this.#write(fn),
@@ -384,6 +393,14 @@ export class SqliteStore implements Store, WorkQueue, LimitStore {
   readonly openWait: Store['openWait'] = async (wait) => this.#ledger.openWait(wait);
   readonly answerWait: Store['answerWait'] = async (...a) => this.#ledger.answerWait(...a);
   readonly listWaits: Store['listWaits'] = async (id, o) => this.#ledger.listWaits(id, o);
+
+  // Signals for event waits: internal/sqlite-signals.ts.
+  readonly sendSignal: SignalStore['sendSignal'] = (s) => this.#signals.sendSignal(s);
+  readonly matchSignal: SignalStore['matchSignal'] = (w, at) => this.#signals.matchSignal(w, at);
+  readonly redeliverSignal: SignalStore['redeliverSignal'] = (id, at) =>
+    this.#signals.redeliverSignal(id, at);
+  readonly listSignals: SignalStore['listSignals'] = (f) => this.#signals.listSignals(f);
+  readonly expireSignals: SignalStore['expireSignals'] = (at) => this.#signals.expireSignals(at);
 
   async putMemo(memo: MemoRecord): Promise<void> {
     this.#sql.insertMemo.run({ ...memo });

@@ -6,6 +6,7 @@ import { listingSuite } from './conformance/listing.js';
 import { ownershipSuite } from './conformance/ownership.js';
 import { schedulesSuite } from './conformance/schedules.js';
 import type { Section } from './conformance/section.js';
+import { signalsSuite } from './conformance/signals.js';
 import { waitsSuite } from './conformance/waits.js';
 
 export { commitSteps, sampleCommit, sampleRun } from './conformance/samples.js';
@@ -119,6 +120,7 @@ export function storeConformance(
     itemsSuite(section);
     limitsSuite(section);
     schedulesSuite(section);
+    signalsSuite(section);
     it('skips only tests the suite has, each with a reason', async () => {
       expect([...skips.keys()].filter((test) => !named.has(test))).toEqual([]);
       expect([...skips.values()].filter((reason) => reason.trim() === '')).toEqual([]);

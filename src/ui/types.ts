@@ -182,6 +182,8 @@ export interface WaitRequest {
   readonly prompt: string;
   readonly schema: JsonSchema | null;
   readonly timeoutMs: number | null;
+  /** An event node's wait: the signal it takes, and the key a `{ graph, key }` signal names. */
+  readonly event?: { readonly name: string; readonly graph: string; readonly key?: string };
 }
 
 export interface Wait {

@@ -78,6 +78,19 @@ export function WaitForm({
         <strong>{wait.node}</strong> asks, since {when(wait.openedAt)}:
       </div>
       <p className="prompt">{wait.request.prompt}</p>
+      {wait.request.event !== undefined && (
+        <p className="muted" data-testid="event-wait">
+          waits for event <code>{wait.request.event.name}</code>
+          {wait.request.event.key !== undefined && (
+            <>
+              {' '}
+              with key <code>{wait.request.event.key}</code>
+            </>
+          )}
+          : <code>waymark signal</code> or{' '}
+          <code>POST /runs/:id/signals/{wait.request.event.name}</code>
+        </p>
+      )}
       <FieldInput name="answer" field={field} value={value} onChange={change} />
       <div className="wait-foot">
         <label>

@@ -52,6 +52,7 @@ function fixedAs(box: Sandbox, target: string): void {
 }
 
 const review = fixture('review.ts');
+const orders = fixture('orders.ts');
 const flaky = fixture('flaky.ts');
 
 /**
@@ -378,6 +379,23 @@ await store.close();
     make: async (box) => {
       await box.waymark(['run', review, '--input', '{"title":"T"}', '--run-id', 'r']);
       return box.waymark(['answer', 'r', '--value', '{"approved":"yes"}']);
+    },
+  },
+  {
+    code: 'SIGNAL_INVALID',
+    situation: "a signal whose payload does not match the event's schema",
+    make: async (box) => {
+      await box.waymark(['run', orders, '--input', '{"orderId":"o"}', '--run-id', 'r']);
+      return box.waymark(['signal', 'r', 'payment', '{"paidCents":-1}']);
+    },
+    noCommand: true,
+  },
+  {
+    code: 'SIGNAL_UNKNOWN',
+    situation: 'a signal of a name the graph has no event node for',
+    make: async (box) => {
+      await box.waymark(['run', orders, '--input', '{"orderId":"o"}', '--run-id', 'r']);
+      return box.waymark(['signal', 'r', 'refund', '{}']);
     },
   },
   {

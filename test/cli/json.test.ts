@@ -139,6 +139,13 @@ describe('waymark --json', () => {
     await json(box, ['schedule', 'ls'], 0);
     await json(box, ['schedule', 'rm', 'daily'], 0);
     await json(box, ['schedule', 'rm', 'daily'], 2);
+    const orders = fixture('orders.ts');
+    await json(box, ['signal', '--graph', orders, '--key', 'o-1', 'payment', '{"paidCents":5}'], 0);
+    await json(box, ['signals'], 0);
+    await json(box, ['run', orders, '--input', '{"orderId":"o-2"}', '--run-id', 'ev'], 3);
+    await json(box, ['show', 'ev'], 0);
+    await json(box, ['signal', 'ev', 'payment', '{"paidCents":7}', '--id', 'evt'], 0);
+    await json(box, ['signals', '--all'], 0);
     await json(box, ['coverage', review, '--min', '100'], 0);
     await json(box, ['coverage', review, '--min', '100', '--kinds', 'wait'], 1);
     await json(box, ['run', fixture('sleepy.ts'), '--run-id', 'zz'], 3);

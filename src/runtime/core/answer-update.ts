@@ -93,17 +93,28 @@ export function askWait(
     return { ok: false, error: userError(where, 'NODE_FAILED', what, asked.thrown) };
   }
   const requestId = `${runId}/${activation.id}`;
+  const where = { node: node.def.name, activation: activation.id, attempt: 0 };
+  const keyOf = node.wait!.event?.key;
+  const keyed = keyOf === undefined ? undefined : callUser(() => keyOf(view));
+  if (keyed !== undefined && (!keyed.ok || typeof keyed.value !== 'string')) {
+    const what = `the key() of "${node.def.name}" threw or gave no string`;
+    const thrown = keyed.ok ? keyed.value : keyed.thrown;
+    return { ok: false, error: userError(where, 'NODE_FAILED', what, thrown) };
+  }
+  const key = keyed === undefined ? {} : { key: keyed.value as string };
   const deadline = node.wait!.deadline;
   if (deadline === undefined)
-    return { ok: true, activation: { ...activation, waiting: { requestId, prompt: asked.value } } };
-  const where = { node: node.def.name, activation: activation.id, attempt: 0 };
+    return {
+      ok: true,
+      activation: { ...activation, waiting: { requestId, prompt: asked.value, ...key } },
+    };
   const due = callUser(() => deadline(view));
   const at = due.ok ? (due.value instanceof Date ? due.value.getTime() : due.value) : Number.NaN;
   if (!due.ok || typeof at !== 'number' || !Number.isFinite(at)) {
     const what = `the deadline() of "${node.def.name}" threw or gave no time`;
     return { ok: false, error: userError(where, 'NODE_FAILED', what, due.ok ? at : due.thrown) };
   }
-  const waiting = { requestId, prompt: asked.value, deadlineAt: at };
+  const waiting = { requestId, prompt: asked.value, deadlineAt: at, ...key };
   return { ok: true, activation: { ...activation, waiting } };
 }
 

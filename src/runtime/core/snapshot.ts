@@ -75,6 +75,8 @@ export interface OpenWait {
   readonly prompt: string;
   /** When it closes unanswered, from the node's `deadline` (ms since the epoch), if it has one. */
   readonly deadlineAt?: number;
+  /** An event node's key (its `key` of the state), which a `{ graph, key }` signal names. */
+  readonly key?: string;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { isWaymarkError, WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
 import { maxTimerMs } from '../../graph/limits.js';
+import { keepsSignals, type SignalStore } from '../../store/signal-store.js';
 import type { Lease, Store } from '../../store/store.js';
 import { servesWorkers } from '../../store/work-queue.js';
 import type { Attempt } from '../attempt/execute.js';
@@ -10,6 +11,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { wakeOf } from '../core/activations.js';
 import type { Activation, RunEvent, Snapshot } from '../core/snapshot.js';
 import { type Booked, type BookOptions, type Due, RunBook, type Stepped } from './book.js';
+import { answeredBySignal, eventWait } from './event-waits.js';
 import { Inbox } from './inbox.js';
 import type { Journal } from './journal.js';
 import type { Kept, LeaseKeeper, LeaseLoss } from './lease-keeper.js';
@@ -134,6 +136,8 @@ export class Drive {
   #graceOver = false;
   #released = false;
   #deadline: { readonly at: number; readonly stop: AbortController } | undefined;
+  /** The event waits this drive asked its store's signals for, by request id. */
+  readonly #asked = new Set<string>();
   /** The sleeps this drive wakes itself, by activation id. */
   readonly #sleeps = new Map<string, AbortController>();
   readonly #keep = () => (this.#stopping() ? [] : this.#options.keep(this.#book));
@@ -202,6 +206,8 @@ export class Drive {
       }
       this.#resolveFolded(folded);
       end = await this.#settle();
+      while (end.how === 'stopped' && (await this.#takeSignals(end.snapshot)))
+        end = await this.#settle();
       if (end.how === 'stopped') await endAttemptWorkspaces(this.#options.graph, end.snapshot);
       return end;
     } catch (error) {
@@ -290,6 +296,8 @@ export class Drive {
     const snapshot = this.#book.after;
     if (this.#book.dirty) return undefined;
     if (snapshot.status !== 'running') {
+      // A signal's answer stepped after the run stopped waiting (#takeSignals) is still due.
+      if (this.#inbox.size > 0 && this.#asked.size > 0) return undefined;
       if (!this.#holds(snapshot)) return { snapshot, how: 'stopped' };
       this.#armSleeps(snapshot);
       return undefined;
@@ -387,7 +395,7 @@ export class Drive {
   #releases(kept: readonly Activation[]): boolean {
     if (this.#options.lease === undefined) return false;
     const after = this.#book.after;
-    if (after.status !== 'running') return !this.#holds(after);
+    if (after.status !== 'running') return !this.#holds(after) && !this.#listens(after);
     if (kept.length > 0 || this.#inbox.size > 0) return false;
     return this.#graceOver || !this.#busyHere();
   }
@@ -456,6 +464,46 @@ export class Drive {
       };
       wake();
     }
+  }
+
+  /** Whether the run waits on an event this drive has not yet asked its store's signals for. */
+  #listens(snapshot: Snapshot): boolean {
+    const { store, graph } = this.#options;
+    if (store === undefined || !keepsSignals(store) || snapshot.status !== 'waiting') return false;
+    return snapshot.pending.some(
+      (a) =>
+        a.waiting !== undefined &&
+        !this.#asked.has(a.waiting.requestId) &&
+        graph.nodes.get(a.node)?.wait?.event !== undefined,
+    );
+  }
+
+  /**
+   * Once its event waits are committed, asks the store for a signal each: one sent before the
+   * run got there is delivered now (the wait's answer, in the store's transaction) and stepped
+   * here as its answer. True if there was one to step.
+   */
+  async #takeSignals(snapshot: Snapshot): Promise<boolean> {
+    if (!this.#listens(snapshot) || this.#lost !== undefined) return false;
+    const { store, graph, clock } = this.#options;
+    const signals = store as Store & SignalStore;
+    let took = false;
+    for (const a of snapshot.pending) {
+      const spec = graph.nodes.get(a.node)?.wait?.event;
+      if (a.waiting === undefined || spec === undefined || this.#asked.has(a.waiting.requestId))
+        continue;
+      this.#asked.add(a.waiting.requestId);
+      const wait = eventWait(graph.name, snapshot.runId, a, spec.name);
+      // Asked twice: a signal whose statement ran beside the first one is seen by the second.
+      const got =
+        (await signals.matchSignal(wait, clock.now())) ??
+        (await signals.matchSignal(wait, clock.now()));
+      if (got === undefined) continue;
+      const event = answeredBySignal(graph, snapshot, a, got.payload, clock.now());
+      this.#inbox.push({ kind: 'due', due: { event } });
+      took = true;
+    }
+    return took;
   }
 
   /** Gives the lease up when the drive ended without a commit that did. */

@@ -13,6 +13,8 @@ export interface WaitRequest {
   readonly timeoutMs: number | null;
   /** When it closes unanswered, from the node's `deadline`; absent in waits without one. */
   readonly deadlineAt?: number;
+  /** An event node's wait: the signal it takes, its graph and key (absent for a person's). */
+  readonly event?: { readonly name: string; readonly graph: string; readonly key?: string };
 }
 
 /** The record of the wait a person node's activation opens. */
@@ -29,6 +31,13 @@ export function waitRecord(
     schema: spec.schema,
     timeoutMs: spec.timeoutMs ?? null,
     ...(wait.deadlineAt !== undefined && { deadlineAt: wait.deadlineAt }),
+    ...(spec.event !== undefined && {
+      event: {
+        name: spec.event.name,
+        graph: graph.name,
+        ...(wait.key !== undefined && { key: wait.key }),
+      },
+    }),
   };
   return {
     runId,

@@ -5,6 +5,7 @@ import { itemsMigration } from './pg-items-sql.js';
 import { limitsMigration } from './pg-limits-sql.js';
 import { queueMigration, wakeOnlyMigration, workChannel } from './pg-queue-sql.js';
 import { schedulesMigration } from './pg-schedules-sql.js';
+import { signalsMigration } from './pg-signals-sql.js';
 import { watchChannel, watchMigration } from './pg-watch-sql.js';
 
 // The PostgreSQL schema, as an ordered list of migrations over the store's own schema (a
@@ -154,6 +155,8 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
   (s) => limitsMigration(s),
   // Schedules (pg-schedules-sql.ts): a tick is taken by a conditional update of its row.
   (s) => schedulesMigration(s),
+  // 11: signals for event nodes, and the open event waits that asked for one (pg-signals-sql.ts).
+  (s) => signalsMigration(s),
 ];
 
 /** The schema version this code writes: the number of migrations. */

@@ -5,6 +5,7 @@ import { itemTexts } from './pg-items-sql.js';
 import { limitTexts } from './pg-limits-sql.js';
 import { queueTexts, runCandidates, scheduleCtes } from './pg-queue-sql.js';
 import { scheduleRowTexts } from './pg-schedules-sql.js';
+import { signalTexts } from './pg-signals-sql.js';
 import { watchTexts } from './pg-watch-sql.js';
 
 // The SQL of the PostgreSQL store, one statement per operation, for one schema. Each is a
@@ -158,6 +159,7 @@ function texts(s: string) {
     ...itemTexts(s),
     ...limitTexts(s),
     ...scheduleRowTexts(s),
+    ...signalTexts(s),
     createRun: `WITH run AS (
         INSERT INTO ${s}.runs (id, graph, graph_hash, graph_version, state_version, format, labels,
           created_at, seq, status, error, updated_at)

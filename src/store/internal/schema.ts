@@ -277,6 +277,34 @@ export const migrations: readonly string[] = [
   sqliteLimitsMigration,
   // Schedules (sqlite-schedules.ts): a tick is taken by a conditional update of its row.
   schedulesMigration,
+  // Signals for event nodes (issue 32 part 3): kept until an event wait takes one, and the
+  // open event waits that asked for one, so a signal to { graph, key } finds its run.
+  `
+  CREATE TABLE signals (
+    id TEXT NOT NULL PRIMARY KEY,
+    graph TEXT NOT NULL,
+    run_id TEXT,
+    key TEXT,
+    name TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    sent_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    consumed_run TEXT,
+    consumed_wait TEXT,
+    consumed_at INTEGER
+  );
+  CREATE INDEX signals_kept ON signals (graph, name, sent_at) WHERE consumed_at IS NULL;
+  CREATE INDEX signals_by_run ON signals (run_id) WHERE run_id IS NOT NULL;
+  CREATE TABLE signal_waits (
+    run_id TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    graph TEXT NOT NULL,
+    name TEXT NOT NULL,
+    key TEXT,
+    PRIMARY KEY (run_id, request_id)
+  );
+  CREATE INDEX signal_waits_by_key ON signal_waits (graph, name, key);
+  `,
 ];
 
 /** The schema version this code writes: the number of migrations. */
