@@ -2,11 +2,13 @@ import { PgConnection } from './internal/pg/connection.js';
 import * as items from './internal/pg/items.js';
 import * as own from './internal/pg/ownership.js';
 import * as records from './internal/pg/records.js';
+import * as retention from './internal/pg/retention.js';
 import * as log from './internal/pg/run-log.js';
 import { PgSignals } from './internal/pg/signals.js';
 import * as queue from './internal/pg/work-queue.js';
 import type { PostgresStoreOptions } from './internal/pg-params.js';
 import { statementDeadlineOf } from './internal/pg-pool.js';
+import type { DeletedRun, DeleteOptions } from './run-removal.js';
 import type {
   ClaimedTask,
   Commit,
@@ -110,6 +112,13 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
    */
   commitAll(runId: string, commits: readonly Commit[]): Promise<void> {
     return log.commitAll(this.#db, runId, commits);
+  }
+  /**
+   * Deletes the run and every row it owns in one transaction (internal/pg/retention.ts).
+   * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_LIVE`, `RUN_WAITING`, `RUN_REFERENCED`.
+   */
+  deleteRun(runId: string, options?: DeleteOptions): Promise<DeletedRun> {
+    return retention.deleteRun(this.#db, runId, options);
   }
   loadRun(runId: string): Promise<LoadedRun | undefined> {
     return log.loadRun(this.#db, runId);

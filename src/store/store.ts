@@ -1,3 +1,5 @@
+import type { RunRemoval } from './run-removal.js';
+
 /**
  * The persistence contract every store implements (memory, SQLite, PostgreSQL), split by
  * concern: the run log, run ownership (leases), timers, effects, waits, memos and the memory
@@ -86,6 +88,11 @@ export interface NewRun {
   readonly snapshot: string;
   /** JSON object of string labels; absent or null for none. */
   readonly labels?: string | null;
+  /**
+   * Runs this one reads recorded outputs from (`reuseFrom`, a rewind's source): refused deletion
+   * (RUN_REFERENCED) while this run has not finished. Absent: none.
+   */
+  readonly sources?: readonly string[];
 }
 
 /** One step of a run: written atomically, or not at all, with what it opens, closes and sets. */
@@ -549,6 +556,7 @@ export interface Store
     EffectStore,
     WaitStore,
     MemoStore,
-    ItemStore {
+    ItemStore,
+    RunRemoval {
   close(): Promise<void>;
 }

@@ -3,6 +3,7 @@ import { historySuite } from './conformance/history.js';
 import { itemsSuite } from './conformance/items.js';
 import { listingSuite } from './conformance/listing.js';
 import { ownershipSuite } from './conformance/ownership.js';
+import { removalSuite } from './conformance/removal.js';
 import type { Section } from './conformance/section.js';
 import { waitsSuite } from './conformance/waits.js';
 
@@ -60,7 +61,7 @@ export interface StoreFixture {
 
 /**
  * The behaviour every `Store` implementation shares: runs and their history, sequence numbers,
- * listing, ownership (leases), timers, effects, waits, memos and memory items. Each test gets a fresh store
+ * listing, ownership (leases), timers, effects, waits, memos, memory items and deleting runs. Each test gets a fresh store
  * from `makeStore` and disposes of it with its `cleanup`. A store that cannot pass a test names
  * it in `skip`, with why.
  *
@@ -115,6 +116,7 @@ export function storeConformance(
     waitsSuite(section);
     ownershipSuite(section);
     itemsSuite(section);
+    removalSuite(section);
     it('skips only tests the suite has, each with a reason', async () => {
       expect([...skips.keys()].filter((test) => !named.has(test))).toEqual([]);
       expect([...skips.values()].filter((reason) => reason.trim() === '')).toEqual([]);

@@ -3,6 +3,7 @@ import { WaymarkError } from '../../error/waymark-error.js';
 import { foldFailuresMigration } from './pg-fold-failures.js';
 import { itemsMigration } from './pg-items-sql.js';
 import { queueMigration, wakeOnlyMigration, workChannel } from './pg-queue-sql.js';
+import { retentionMigration } from './pg-retention-sql.js';
 import { watchChannel, watchMigration } from './pg-watch-sql.js';
 
 // The PostgreSQL schema, as an ordered list of migrations over the store's own schema (a
@@ -147,6 +148,9 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
   // person, 7.6 ms with 10,000 of them against 0.2 ms with none (npm run bench -- time).
   (s) => `CREATE INDEX runs_running ON ${s}.runs (created_at, id) WHERE status = 'running';
     DROP INDEX ${s}.runs_claim;`,
+  // 11 (retention): the runs a run reads recorded outputs from (reuseFrom, a rewind's source),
+  // so that deleting one of those is refused while the run reading it goes on (pg-retention-sql.ts).
+  (s) => retentionMigration(s),
 ];
 
 /** The schema version this code writes: the number of migrations. */

@@ -270,6 +270,23 @@ export const migrations: readonly string[] = [
     INSERT OR IGNORE INTO running (num) SELECT NEW.num WHERE NEW.status = 'running';
   END;
   `,
+  // 9 (retention): the runs a run reads recorded outputs from (reuseFrom, a rewind's source),
+  // so that deleting one of those is refused while the run reading it goes on; and the highest
+  // number a deleted run had, so a deleted run's number is never handed out again
+  // (sqlite-retention.ts). Deleting runs needs nothing else of the schema: every table holding
+  // rows of a run is keyed by its id or its number.
+  `
+  CREATE TABLE run_sources (
+    run_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    PRIMARY KEY (run_id, source)
+  );
+  CREATE INDEX run_sources_by_source ON run_sources (source);
+  CREATE TABLE run_numbers (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    highest INTEGER NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this code writes: the number of migrations. */
