@@ -4,6 +4,8 @@ import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
+import { type Clock, systemClock } from '../runtime/clock.js';
+import { defaultRetentionSweepMs, sweepEvery } from '../runtime/ops/retention-sweep.js';
 import type { RunResult } from '../runtime/run-types.js';
 import type { Store } from '../store/store.js';
 import { apiContext } from './api-context.js';
@@ -52,6 +54,14 @@ export interface AppOptions {
    * deadline), and resumes them here. Default 1,000 ms; 0: never (workers wake them).
    */
   readonly wakePollMs?: number;
+  /**
+   * How often the server deletes the finished runs of its graphs past their `retention`
+   * (docs/time.md, "Retention"), at most 100 a sweep. Default 60,000 ms; 0: never. Only when
+   * one of its graphs declares `retention`.
+   */
+  readonly retentionSweepMs?: number;
+  /** The clock retention counts by. Default: the system's. */
+  readonly clock?: Clock;
 }
 
 /** The API and the runs it drives in this process, which `drain()` gives back. */
@@ -153,11 +163,22 @@ export function createApp(options: AppOptions): App {
   pageRoutes(app, api);
   const wakePollMs = options.wakePollMs ?? defaultWakePollMs;
   const stopWaking = wakePollMs > 0 ? wakeDue(api, wakePollMs) : () => {};
+  const sweeping = new AbortController();
+  void sweepEvery(
+    options.store,
+    options.graphs,
+    {
+      everyMs: options.retentionSweepMs ?? defaultRetentionSweepMs,
+      clock: options.clock ?? systemClock,
+    },
+    sweeping.signal,
+  );
 
   return {
     hono: app,
     drain: () => {
       stopWaking();
+      sweeping.abort();
       return api.drain();
     },
     stopStreams: () => api.stopStreams(),

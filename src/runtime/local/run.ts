@@ -56,6 +56,8 @@ export async function run<S, I, O = S>(
     clock,
     options.snapshotEvery,
     options.labels,
+    undefined,
+    options.reuseFrom === undefined ? undefined : [options.reuseFrom],
   );
   // Nobody else knows the run yet; the lease makes this process its one owner from the start.
   const held = await holdRun(store, runId, options.leaseMs ?? defaultLeaseMs);

@@ -6,6 +6,7 @@ import { type Clock, monotonicMs, systemClock } from '../clock.js';
 import { newOwner, type Owner } from '../engine/identity.js';
 import { LeaseKeeper } from '../engine/lease-keeper.js';
 import { isPassing } from '../engine/patiently.js';
+import { defaultRetentionSweepMs, sweepEvery } from '../ops/retention-sweep.js';
 import type { Telemetry } from '../watch/telemetry.js';
 import { foldRun, type HeldDrive, type Slot } from './fold.js';
 import { foldFailure } from './fold-failure.js';
@@ -63,6 +64,12 @@ export interface WorkerOptions {
    * minute. Default 5.
    */
   readonly maxFoldFailures?: number;
+  /**
+   * How often the worker deletes the finished runs of its graphs past their `retention`
+   * (docs/time.md, "Retention"), at most 100 a sweep. Default 60,000 ms; 0: never. Only when a
+   * graph it runs declares `retention`.
+   */
+  readonly retentionSweepMs?: number;
   readonly clock?: Clock;
   /** What the worker tells as it goes: a CLI prints it, a test counts it. */
   readonly onEvent?: (event: WorkerEvent) => void;
@@ -133,6 +140,7 @@ export class Worker {
       folds: options.folds ?? 8,
       inline: options.inline ?? true,
       maxFoldFailures: options.maxFoldFailures ?? defaultMaxFoldFailures,
+      retentionSweepMs: options.retentionSweepMs ?? defaultRetentionSweepMs,
       clock: options.clock ?? systemClock,
       ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
       ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
@@ -218,6 +226,16 @@ export class Worker {
       await Promise.all([
         this.#loop(stop.signal, 'runs', () => this.#fold(graphs, keeper)).catch(fail),
         this.#loop(stop.signal, 'tasks', () => this.#claim(graphs, tasks)).catch(fail),
+        sweepEvery(
+          this.#store,
+          [...this.#graphs.values()],
+          {
+            everyMs: this.#options.retentionSweepMs,
+            clock: this.#options.clock,
+            onError: (error) => this.#tell({ type: 'error', error }),
+          },
+          stop.signal,
+        ),
       ]);
     } catch (error) {
       fail(error);
