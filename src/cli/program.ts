@@ -1,5 +1,6 @@
 import { storedStatuses } from '../store/store.js';
 import type { Io } from './io.js';
+import { retentionCommands } from './retention-commands.js';
 
 // What each command accepts and its --help, as data, in one place. What a command does lives in
 // commands/<name>.ts and is imported only when that command runs: `waymark ls` loads neither
@@ -568,4 +569,5 @@ Example:
   $ waymark coverage examples/bug-triage/graph.ts --store .waymark/coverage.db --min 100`,
     load: async () => (await import('./commands/coverage.js')).coverage,
   },
+  ...retentionCommands,
 ];
