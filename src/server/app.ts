@@ -15,6 +15,7 @@ import { memoryRoutes } from './memory-routes.js';
 import { openApiDocument } from './openapi.js';
 import { pageRoutes } from './page-routes.js';
 import { readRoutes } from './read-routes.js';
+import { retentionRoutes } from './retention-routes.js';
 import { uiAssets } from './ui-assets.js';
 import { waymarkVersion } from './version.js';
 import { defaultWakePollMs, wakeDue } from './wake-loop.js';
@@ -160,6 +161,7 @@ export function createApp(options: AppOptions): App {
   readRoutes(app, api);
   driveRoutes(app, api);
   memoryRoutes(app, api);
+  retentionRoutes(app, api);
   pageRoutes(app, api);
   const wakePollMs = options.wakePollMs ?? defaultWakePollMs;
   const stopWaking = wakePollMs > 0 ? wakeDue(api, wakePollMs) : () => {};

@@ -358,3 +358,23 @@ export const memoryNamespaces = z.object({ namespaces: z.array(z.array(z.string(
 export const memoryDeleted = z.object({
   deleted: z.boolean().describe('whether there was such an item'),
 });
+
+export const deleteQuery = z.strictObject({
+  force: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe('true: delete a waiting run too, with what it waits for (default false)'),
+});
+
+export const deletedRuns = z.object({
+  runs: z
+    .array(
+      z.object({
+        runId: z.string(),
+        graph: z.string(),
+        status: z.enum(storedStatuses).describe('the status it had when it was deleted'),
+        createdAt: at('when it was created'),
+      }),
+    )
+    .describe('the runs deleted, each with all it owned, newest first'),
+});
