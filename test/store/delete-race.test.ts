@@ -45,7 +45,9 @@ async function worker(store: Store & WorkQueue): Promise<number> {
       limit: 5,
     });
     if (claimed.length === 0) break;
-    for (const { lease, run } of claimed) {
+    for (const claim of claimed) {
+      if (!('run' in claim)) continue;
+      const { lease, run } = claim;
       await store
         .commit(
           lease.runId,
