@@ -454,6 +454,11 @@ Example:
         default: '1000',
       },
       {
+        flags: '--retention-sweep-ms <ms>',
+        description: "how often it deletes finished runs past their graph's retention (0: never)",
+        default: '60000',
+      },
+      {
         flags: '--no-inline',
         description:
           "queue every node as a task, never running a run's sole next node where it was folded",
