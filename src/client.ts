@@ -44,6 +44,17 @@ export interface EventsOptions {
 }
 
 /** A run as the API lists it (its times in ms since the epoch, as the library gives them). */
+/** A run queued behind its graph's concurrency limit, as the API tells it (`since` in ms). */
+export interface ApiQueued {
+  readonly runId: string;
+  readonly graph: string;
+  readonly key: string;
+  readonly concurrency: number;
+  readonly since: number;
+  /** Its place in its key's line: 1 starts next. */
+  readonly position: number;
+}
+
 export interface ApiRun {
   readonly runId: string;
   readonly graph: string;
@@ -173,6 +184,8 @@ export class WaymarkClient {
     readonly state: Record<string, unknown>;
     readonly pending: readonly string[];
     readonly path: readonly string[];
+    /** Set while the run is queued behind its graph's concurrency limit. */
+    readonly queued?: ApiQueued;
   }> {
     const view = await this.#json<{
       run: ApiRun;
@@ -180,8 +193,37 @@ export class WaymarkClient {
       state: Record<string, unknown>;
       pending: string[];
       path: string[];
+      queued?: ApiQueued & { since: string };
     }>('GET', `/runs/${encodeURIComponent(runId)}`);
-    return { ...view, run: runOf(view.run) };
+    const { queued, ...rest } = view;
+    return {
+      ...rest,
+      run: runOf(view.run),
+      ...(queued !== undefined && { queued: { ...queued, since: msOf(queued.since) } }),
+    };
+  }
+
+  /**
+   * The runs queued behind their graph's concurrency limit, oldest first (the order they start
+   * in), with each one's place in its key's line.
+   *
+   * @example
+   * const { queued } = await client.queued({ graph: 'support' });
+   */
+  async queued(
+    filter: { readonly graph?: string; readonly key?: string } = {},
+  ): Promise<{ readonly queued: readonly ApiQueued[] }> {
+    const query = new URLSearchParams(
+      Object.entries(filter).flatMap(([k, v]): [string, string][] =>
+        v === undefined ? [] : [[k, v]],
+      ),
+    );
+    const q = query.size > 0 ? `?${query}` : '';
+    const { queued } = await this.#json<{ queued: (ApiQueued & { since: string })[] }>(
+      'GET',
+      `/queued${q}`,
+    );
+    return { queued: queued.map((r) => ({ ...r, since: msOf(r.since) })) };
   }
 
   async waits(

@@ -62,6 +62,8 @@ export function hintFor(io: Io, error: WaymarkError): string {
       return `fix each problem listed above; \`waymark validate ${shellQuote(about.graphFile ?? '<graph-file>')}\` checks again`;
     case 'INPUT_INVALID':
       return "the input must match the graph's state schema; --json lists every issue in `details`";
+    case 'LIMIT_KEY_INVALID':
+      return "the graph's limits.key function makes each run's key from its input: give the input it reads, or fix the function";
     case 'INPUT_NOT_ALLOWED':
       return "the graph's input schema lists the fields a run may set; the others are private to it";
     case 'RUN_NOT_FOUND':
@@ -81,6 +83,8 @@ export function hintFor(io: Io, error: WaymarkError): string {
     }
     case 'RUN_NOT_DUE':
       return `it wakes by itself: a worker (or waymark serve) on this database wakes it when it is due, as does a resume then; ${show ?? '`waymark show <run-id>`'} says when`;
+    case 'RUN_QUEUED':
+      return `it starts by itself once a run of its key stops running: the process that created it, or a worker, starts it; ${show ?? '`waymark show <run-id>`'} says what it waits for`;
     case 'RUN_OWNED': {
       // The run is live elsewhere: following it works; driving it a second time would not.
       const until =

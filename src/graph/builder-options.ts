@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ConcurrencyLimit } from './concurrency.js';
 import type { JoinPolicyInput } from './join.js';
 import type { NodeKind } from './kinds.js';
 import type { NodeDefaults } from './node-defaults.js';
@@ -76,6 +77,12 @@ export interface GraphOptions<
    * the structural hash: changing it never strands a run. Absent: runs are kept.
    */
   readonly retention?: RetentionOptions;
+  /**
+   * At most `concurrency` runs of this graph with the same key run at once, across every
+   * process sharing the store (Inngest's and Hatchet's concurrency keys); the others are
+   * queued, in order, and say why (docs/time.md, "Limits").
+   */
+  readonly limits?: ConcurrencyLimit<z.output<Schema>>;
 }
 
 /** Options of `.node()`. `W` is inferred from `writes` and narrows what the node may return. */

@@ -3,6 +3,7 @@ import type { ErrorValue } from '../error/error-value.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { Field, GraphOptions, MapOptions, NodeOptions } from './builder-options.js';
 import type { CompiledGraph } from './compiled.js';
+import { type ConcurrencyLimit, limitsDef } from './concurrency.js';
 import { type Diagnostic, formatDiagnostics } from './diagnostic.js';
 import type { End } from './end.js';
 import { flatten } from './flatten.js';
@@ -311,6 +312,7 @@ export class GraphBuilder<
       ...(this.#options.untracked !== undefined && {
         untracked: copyList(this.#options.untracked as readonly string[]),
       }),
+      ...(this.#options.limits !== undefined && { limits: limitsDef(this.#options.limits) }),
     };
   }
 
@@ -382,6 +384,9 @@ export class GraphBuilder<
       ...(untracked !== undefined && { untracked }),
       ...(this.#options.retention !== undefined && {
         retention: retentionPolicy(def.name, this.#options.retention),
+      }),
+      ...(this.#options.limits !== undefined && {
+        limits: this.#options.limits as ConcurrencyLimit,
       }),
     });
   }
@@ -459,5 +464,5 @@ export function graph<
   Out extends z.ZodObject ? z.output<Out> : z.output<Schema>,
   Ctx extends z.ZodType ? z.output<Ctx> : undefined
 > {
-  return new GraphBuilder(name, options as GraphOptions<z.ZodObject>);
+  return new GraphBuilder(name, options as unknown as GraphOptions<z.ZodObject>);
 }

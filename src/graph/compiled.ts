@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ErrorValue } from '../error/error-value.js';
+import type { ConcurrencyLimit } from './concurrency.js';
 import type { KindTraits } from './kinds.js';
 import type { WaitSpec } from './person.js';
 import type { Reducer } from './reducers.js';
@@ -153,6 +154,8 @@ export interface CompiledGraph<S = Record<string, unknown>, I = S, O = S> {
   readonly retention?: RetentionPolicy;
   /** The fields kept out of the store (`untracked`), when the graph declares any. */
   readonly untracked?: Untracked;
+  /** At most this many running runs per key (`limits`), when the graph declares it. */
+  readonly limits?: ConcurrencyLimit;
   /**
    * Type-only carrier of the state, input and output types; always undefined at run time. The
    * output is a method parameter so that a graph with an output schema still fits where any

@@ -1,5 +1,6 @@
 import type { ErrorClass } from '../error/codes.js';
 import type { ErrorValue } from '../error/error-value.js';
+import type { ConcurrencyLimitDef } from './concurrency.js';
 import type { NodeKind } from './kinds.js';
 import type { Memory } from './memory.js';
 import type { Patch, WorkspaceDef } from './workspace.js';
@@ -205,6 +206,8 @@ export interface GraphDef {
    * `UntrackedValue`); a load from the store starts them from their defaults. Absent: none.
    */
   readonly untracked?: readonly string[];
+  /** The graph's concurrency limit per key (`limits`); absent: none. */
+  readonly limits?: ConcurrencyLimitDef;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { checkLimits } from './concurrency.js';
 import { type Diagnostic, type DiagnosticCode, type Report, warningCodes } from './diagnostic.js';
 import { END, reservedNames } from './end.js';
 import { type Adjacency, EdgeCollector, type Incoming, reverse } from './internal/adjacency.js';
@@ -366,6 +367,7 @@ export function analyze(def: GraphDef, findRepeatable: boolean): Analysis {
       report('FIELD_UNKNOWN', `a reducer is declared for "${field}", which is not a state field`);
   }
   checkSubgraphs(def, report, validate);
+  checkLimits(def, report);
 
   const exits = edges.compress(n);
   if (def.untracked !== undefined) checkUntracked(def, nodes, exits, report);

@@ -117,6 +117,16 @@ export interface RunOptions {
    * with a store; without one every sleep is slept through (nothing else could wake it).
    */
   readonly holdSleepsMs?: number;
+  /**
+   * Told when the run, with a store, is created queued behind its graph's concurrency limit
+   * (`limits`): `run()` then waits, looking on its clock, until the run is handed a slot, and
+   * only then starts it. A `drain` while it waits gives it back queued (`RUN_DRAINED`).
+   */
+  readonly onQueued?: (queued: {
+    readonly runId: string;
+    readonly key: string;
+    readonly concurrency: number;
+  }) => void;
 }
 
 interface ResultBase<S, O> {

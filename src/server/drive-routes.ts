@@ -20,7 +20,13 @@ export function driveRoutes(app: Hono, api: ApiContext): void {
     const body = await bodyOf(c, routes.startRun.body);
     const graph = api.graphNamed(body.graph);
     const runId = body.runId ?? crypto.randomUUID();
-    await api.launch(runId, (watcher, drain) =>
+    // A run queued behind its graph's limit records no step until it is handed a slot: the
+    // request is answered once it is queued.
+    let queued = (): void => {};
+    const isQueued = new Promise<void>((resolve) => {
+      queued = resolve;
+    });
+    const launched = api.launch(runId, (watcher, drain) =>
       run(graph, (body.input ?? {}) as never, {
         ...drain,
         ...(body.context !== undefined && { context: body.context }),
@@ -28,8 +34,11 @@ export function driveRoutes(app: Hono, api: ApiContext): void {
         store,
         runId,
         watch: watcher,
+        onQueued: () => queued(),
       }),
     );
+    await Promise.race([launched, isQueued]);
+    launched.catch(() => {});
     return c.json({ runId, status: (await statusOf(runId)) ?? 'running' }, 202);
   });
 

@@ -4,6 +4,7 @@ import { renderGraph } from '../graph/render.js';
 import { withoutSlots } from '../graph/subgraph.js';
 import { inspect } from '../runtime/ops/inspect.js';
 import { threadLabel } from '../runtime/ops/labels.js';
+import { listQueuedRuns, type QueuedRun, queuedRuns } from '../runtime/ops/queued-runs.js';
 import { history } from '../runtime/ops/states.js';
 import { seqOfOffset, watch } from '../runtime/watch/watch.js';
 import type { ApiContext } from './api-context.js';
@@ -50,14 +51,26 @@ export function readRoutes(app: Hono, api: ApiContext): void {
   route(app, routes.getRun, async (c) => {
     const [, graph] = await api.runAndGraph(paramOf(c, 'id'));
     const view = await inspect(store, graph, paramOf(c, 'id'));
+    const queued = (await queuedRuns(store, [view.run])).get(view.run.id);
     return c.json({
       run: runJson(view.run),
-      status: view.snapshot.status,
+      // A run queued for a slot has not started: waiting, as the store records it.
+      status: queued === undefined ? view.snapshot.status : 'waiting',
       state: withoutSlots(view.snapshot.state),
       pending: view.snapshot.pending.map((a) => a.id),
       path: view.trace.path,
       ...('error' in view.snapshot && { error: view.snapshot.error }),
+      ...(queued !== undefined && { queued: queuedJson(queued) }),
     });
+  });
+
+  route(app, routes.listQueued, async (c) => {
+    const q = queryOf(c, routes.listQueued.query);
+    const queued = await listQueuedRuns(store, {
+      ...(q.graph !== undefined && { graph: q.graph }),
+      ...(q.key !== undefined && { key: q.key }),
+    });
+    return c.json({ queued: queued.map(queuedJson) });
   });
 
   route(app, routes.getTrace, async (c) => {
@@ -156,4 +169,8 @@ export function readRoutes(app: Hono, api: ApiContext): void {
       })),
     });
   });
+}
+
+function queuedJson(q: QueuedRun) {
+  return { ...q, since: isoTime(q.since) };
 }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as l from './limit-schemas.js';
 import * as s from './schemas.js';
 
 /** One route of the API: what it takes and gives, for its handler and the OpenAPI document. */
@@ -43,7 +44,13 @@ export const routes = {
     body: s.startRunBody,
     status: 202,
     response: s.moved,
-    refuses: ['GRAPH_NOT_SERVED', 'INPUT_INVALID', 'CONTEXT_INVALID', 'RUN_EXISTS'],
+    refuses: [
+      'GRAPH_NOT_SERVED',
+      'INPUT_INVALID',
+      'CONTEXT_INVALID',
+      'RUN_EXISTS',
+      'LIMIT_KEY_INVALID',
+    ],
   },
   getRun: {
     method: 'get',
@@ -88,6 +95,14 @@ export const routes = {
     response: 'event-stream',
     refuses: run,
   },
+  listQueued: {
+    method: 'get',
+    path: '/queued',
+    summary: "Runs queued behind their graph's concurrency limit, oldest first",
+    query: l.queuedQuery,
+    status: 200,
+    response: l.queuedList,
+  },
   listWaits: {
     method: 'get',
     path: '/runs/:id/waits',
@@ -114,7 +129,7 @@ export const routes = {
     body: s.resumeBody,
     status: 202,
     response: s.moved,
-    refuses: [...run, 'RUN_NOT_RESUMABLE', 'RUN_OWNED', 'GOTO_INVALID'],
+    refuses: [...run, 'RUN_NOT_RESUMABLE', 'RUN_OWNED', 'RUN_QUEUED', 'GOTO_INVALID'],
   },
   cancelRun: {
     method: 'post',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { streamEventTypes } from '../runtime/watch/stream.js';
 import { storedStatuses } from '../store/store.js';
+import { queuedRun } from './limit-schemas.js';
 
 // What the API takes and gives. Requests are validated with these schemas, and the OpenAPI
 // document is generated from them, so the document cannot drift from what the server checks.
@@ -161,6 +162,7 @@ export const runView = z.object({
   pending: z.array(z.string()).describe('activations scheduled and not yet completed'),
   path: z.array(z.string()).describe('the nodes the run went through, in order'),
   error: z.unknown().optional(),
+  queued: queuedRun.optional(),
 });
 
 export const traceResponse = z.object({

@@ -8,10 +8,12 @@ import {
   takeLease,
 } from './internal/leases.js';
 import { MemoryItems } from './internal/memory-items.js';
+import { MemoryLimits } from './internal/memory-limits.js';
 import { MemoryMemos } from './internal/memory-memos.js';
 import { MemoryQueue } from './internal/memory-queue.js';
 import { checkGroup, hasLabels, isAfter, pickLease } from './internal/memory-rows.js';
 import { waitClosed } from './internal/waits.js';
+import type { LimitStore } from './limits.js';
 import { type DeletedRun, type DeleteOptions, noSuchRun, removalRefusal } from './run-removal.js';
 import type {
   ClaimedTask,
@@ -29,6 +31,7 @@ import type {
   RunUsage,
   Store,
   StoredEvent,
+  StoredStatus,
   TimerRecord,
   WaitRecord,
   WorkClaim,
@@ -67,12 +70,13 @@ export interface MemoryStoreOptions {
  * const first = await run(g, input, { store });
  * const again = await resume(store, g, first.runId);
  */
-export class MemoryStore implements Store, WorkQueue {
+export class MemoryStore implements Store, WorkQueue, LimitStore {
   readonly #runs = new Map<string, RunRows>();
   readonly #memos = new MemoryMemos();
   readonly #now: () => number;
   readonly #queue: MemoryQueue;
   readonly #items: MemoryItems;
+  readonly #limits = new MemoryLimits();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#now = options.now ?? Date.now;
@@ -94,7 +98,10 @@ export class MemoryStore implements Store, WorkQueue {
       graphVersion: run.graphVersion,
       stateVersion: run.stateVersion,
       format: storeFormatVersion,
-      status: run.status,
+      status:
+        run.limit === undefined
+          ? run.status
+          : this.#limits.admit(run.id, run.graph, run.limit, run.status, run.createdAt),
       seq: 0,
       createdAt: run.createdAt,
       updatedAt: run.createdAt,
@@ -139,6 +146,7 @@ export class MemoryStore implements Store, WorkQueue {
       // The first and the newest snapshots are the only ones ever read: keep just those.
       rows.snapshots = [rows.snapshots[0]!, { seq: commit.seq, data: commit.snapshot }];
     }
+    const was = rows.run.status;
     rows.run = {
       ...rows.run,
       seq: commit.seq,
@@ -146,6 +154,7 @@ export class MemoryStore implements Store, WorkQueue {
       error: commit.error,
       updatedAt: commit.at,
     };
+    if (was !== commit.status) this.#follow(runId, commit.status, commit.at);
     for (const wait of commit.waits?.open ?? []) {
       if (!rows.waits.has(wait.requestId))
         rows.waits.set(wait.requestId, { ...wait, closedAt: wait.closedAt ?? null });
@@ -413,6 +422,7 @@ export class MemoryStore implements Store, WorkQueue {
     const rows = this.#heldLive(lease);
     if (rows === undefined) return false;
     rows.run = { ...rows.run, status: 'failed', error: failure.error, updatedAt: failure.at };
+    this.#follow(lease.runId, 'failed', failure.at);
     rows.lease = { ...rows.lease!, expiresAt: 0 };
     rows.timers.clear();
     this.#queue.drop(lease.runId);
@@ -533,7 +543,7 @@ export class MemoryStore implements Store, WorkQueue {
 
   /**
    * Deletes the run and what it owns, all at once: its rows (history, snapshots, effects, waits,
-   * timers, lease, sources), its memos, and its tasks and inbox.
+   * timers, lease, sources), its memos, its tasks and inbox, and its limit's row.
    * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_LIVE`, `RUN_WAITING`, `RUN_REFERENCED`.
    */
   async deleteRun(runId: string, options?: DeleteOptions): Promise<DeletedRun> {
@@ -551,11 +561,22 @@ export class MemoryStore implements Store, WorkQueue {
     this.#runs.delete(runId);
     this.#memos.forget(runId);
     this.#queue.drop(runId);
+    this.#limits.forget(runId);
     return { id: runId, graph, status, createdAt };
   }
 
   async close(): Promise<void> {
     this.#queue.close();
+  }
+
+  readonly runLimit: LimitStore['runLimit'] = async (runId) => this.#limits.get(runId);
+  readonly listQueued: LimitStore['listQueued'] = async (f = {}) => this.#limits.queued(f);
+  readonly activeCount: LimitStore['activeCount'] = async (g, k) => this.#limits.active(g, k);
+
+  /** A run's new status, as its limit follows it: the runs given a freed slot are woken. */
+  #follow(runId: string, status: StoredStatus, at: number): void {
+    for (const woken of this.#limits.follow(runId, status, at))
+      this.#queue.arrive(woken, null, at, true);
   }
 
   #record(rows: RunRows): RunRecord {

@@ -1,5 +1,7 @@
 import { PgConnection } from './internal/pg/connection.js';
 import * as items from './internal/pg/items.js';
+import * as limits from './internal/pg/limits.js';
+import { createAdmitted } from './internal/pg/limits.js';
 import * as own from './internal/pg/ownership.js';
 import * as records from './internal/pg/records.js';
 import * as retention from './internal/pg/retention.js';
@@ -8,6 +10,7 @@ import { PgSignals } from './internal/pg/signals.js';
 import * as queue from './internal/pg/work-queue.js';
 import type { PostgresStoreOptions } from './internal/pg-params.js';
 import { statementDeadlineOf } from './internal/pg-pool.js';
+import type { LimitStore } from './limits.js';
 import type { DeletedRun, DeleteOptions } from './run-removal.js';
 import type {
   ClaimedTask,
@@ -56,7 +59,7 @@ export type { PostgresStoreOptions } from './internal/pg-params.js';
  * const first = await run(g, input, { store });
  * await store.close();
  */
-export class PostgresStore implements Store, WorkQueue, RunCommits {
+export class PostgresStore implements Store, WorkQueue, RunCommits, LimitStore {
   /** The PostgreSQL schema that holds the store's tables. */
   readonly schema: string;
   readonly #db: PgConnection;
@@ -100,7 +103,7 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
 
   // The run log.
   createRun(run: NewRun): Promise<void> {
-    return log.createRun(this.#db, run);
+    return createAdmitted(this.#db, [run], (db) => log.createRun(db, run));
   }
   commit(runId: string, commit: Commit): Promise<void> {
     return log.commit(this.#db, runId, commit);
@@ -262,8 +265,13 @@ export class PostgresStore implements Store, WorkQueue, RunCommits {
   commitRuns(groups: readonly RunGroup[]): Promise<boolean[]> {
     return queue.commitRuns(this.#db, groups);
   }
+  // Concurrency limits: internal/pg/limits.ts.
+  readonly runLimit: LimitStore['runLimit'] = (id) => limits.runLimit(this.#db, id);
+  readonly listQueued: LimitStore['listQueued'] = (f) => limits.listQueued(this.#db, f);
+  readonly activeCount: LimitStore['activeCount'] = (g, k) => limits.activeCount(this.#db, g, k);
+
   createRuns(runs: readonly NewRun[], options?: { readonly wake?: boolean }): Promise<void> {
-    return queue.createRuns(this.#db, runs, options);
+    return createAdmitted(this.#db, runs, (db) => queue.createRuns(db, runs, options));
   }
   wake(runId: string, at: number): Promise<void> {
     return queue.wake(this.#db, runId, at);

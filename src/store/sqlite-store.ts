@@ -23,11 +23,13 @@ import {
 } from './internal/sqlite-errors.js';
 import { SqliteItems } from './internal/sqlite-items.js';
 import { SqliteLedger } from './internal/sqlite-ledger.js';
+import { SqliteLimits } from './internal/sqlite-limits.js';
 import { openFile, ownSchemaOrNone } from './internal/sqlite-open.js';
 import { type SqliteStoreOptions, sqliteOptions } from './internal/sqlite-options.js';
 import { SqliteQueue } from './internal/sqlite-queue.js';
 import { SqliteRetention } from './internal/sqlite-retention.js';
 import { leaseLostMessage, prefixed, refusedMessage, statements } from './internal/sqlite-sql.js';
+import type { LimitStore } from './limits.js';
 import type { DeletedRun, DeleteOptions } from './run-removal.js';
 import type {
   Commit,
@@ -78,13 +80,14 @@ type Statements = { readonly [K in keyof typeof statements]: Database.Statement 
  * const other = new SqliteStore('var/runs.db'); // or { path: 'var/runs.db', synchronous: 'full' }
  * const first = await run(g, input, { store });
  */
-export class SqliteStore implements Store, WorkQueue {
+export class SqliteStore implements Store, WorkQueue, LimitStore {
   /** The absolute path of the database file. */
   readonly path: string;
   readonly #db: Database.Database;
   readonly #sql: Statements;
   readonly #queue: SqliteQueue;
   readonly #items: SqliteItems;
+  readonly #limits: SqliteLimits;
   readonly #ledger: SqliteLedger;
   readonly #retention: SqliteRetention;
   /** Run numbers by run id, newest last: a number never changes once the run exists. */
@@ -125,6 +128,7 @@ export class SqliteStore implements Store, WorkQueue {
     }
     this.#db = db;
     this.#items = new SqliteItems(db, this.path, () => this.#now());
+    this.#limits = new SqliteLimits(db);
     this.#queue = new SqliteQueue(db, {
       now: () => this.#now(),
       write: (fn) => this.#write(fn),
@@ -180,7 +184,9 @@ export class SqliteStore implements Store, WorkQueue {
           retryable: false,
         });
       }
-      this.#sql.insertHead.run({ num: inserted.num, createdAt: run.createdAt, status: run.status });
+      // Admitted before its head is written: a queued run is recorded waiting.
+      const status = this.#limits.admit(run);
+      this.#sql.insertHead.run({ num: inserted.num, createdAt: run.createdAt, status });
       this.#sql.insertSnapshot.run(run.id, 0, run.snapshot);
       this.#retention.noteSources(run.id, run.sources);
     }
@@ -422,6 +428,14 @@ export class SqliteStore implements Store, WorkQueue {
   readonly deleteItem: Store['deleteItem'] = (ns, key) => this.#items.deleteItem(ns, key);
   readonly listItemNamespaces: Store['listItemNamespaces'] = (p) =>
     this.#items.listItemNamespaces(p);
+
+  // Concurrency limits: internal/sqlite-limits.ts.
+  readonly runLimit: LimitStore['runLimit'] = async (id) =>
+    this.#read(() => this.#limits.runLimit(id));
+  readonly listQueued: LimitStore['listQueued'] = async (f) =>
+    this.#read(() => this.#limits.listQueued(f));
+  readonly activeCount: LimitStore['activeCount'] = async (g, k) =>
+    this.#read(() => this.#limits.activeCount(g, k));
 
   // The work queue: internal/sqlite-queue.ts.
   readonly registerWorker: WorkQueue['registerWorker'] = (w) => this.#queue.registerWorker(w);

@@ -17,6 +17,8 @@ import type { RunRemoval } from './run-removal.js';
  * events, not with the number of snapshots times the state.
  */
 
+import type { RunLimit } from './limits.js';
+
 /**
  * The on-disk format of runs, snapshots and events; bumped on any incompatible change.
  * 3: a completion records the attempt it ended and its update as parsed (a replay parses
@@ -93,6 +95,8 @@ export interface NewRun {
    * (RUN_REFERENCED) while this run has not finished. Absent: none.
    */
   readonly sources?: readonly string[];
+  /** The run's concurrency limit (limits.ts): admitted, or queued `waiting`, as it is created. */
+  readonly limit?: RunLimit;
 }
 
 /** One step of a run: written atomically, or not at all, with what it opens, closes and sets. */

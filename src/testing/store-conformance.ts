@@ -1,6 +1,7 @@
 import type { Store } from '../store/store.js';
 import { historySuite } from './conformance/history.js';
 import { itemsSuite } from './conformance/items.js';
+import { limitsSuite } from './conformance/limits.js';
 import { listingSuite } from './conformance/listing.js';
 import { ownershipSuite } from './conformance/ownership.js';
 import { removalSuite } from './conformance/removal.js';
@@ -117,6 +118,7 @@ export function storeConformance(
     ownershipSuite(section);
     itemsSuite(section);
     removalSuite(section);
+    limitsSuite(section);
     it('skips only tests the suite has, each with a reason', async () => {
       expect([...skips.keys()].filter((test) => !named.has(test))).toEqual([]);
       expect([...skips.values()].filter((reason) => reason.trim() === '')).toEqual([]);

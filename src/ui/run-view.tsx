@@ -200,6 +200,13 @@ export function RunView({ runId, graph }: { runId: string; graph?: string | unde
         />
       </div>
       {error !== undefined && <p className="error">{error}</p>}
+      {detail?.queued !== undefined && (
+        <p className="sleeping" data-testid="run-queued">
+          queued for key <strong>{detail.queued.key}</strong>: at most {detail.queued.concurrency}{' '}
+          at once, number {detail.queued.position} in line since {when(detail.queued.since)}; it
+          starts when a run of its key stops running
+        </p>
+      )}
       {detail?.error !== undefined && (
         <p className="error">
           stopped: <strong>{detail.error.code}</strong> {detail.error.message}

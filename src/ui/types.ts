@@ -47,6 +47,13 @@ export interface RunDetail {
   readonly pending: readonly string[];
   readonly path: readonly string[];
   readonly error?: ErrorValue;
+  /** Set while the run waits behind its graph's concurrency limit (GET /runs/:id). */
+  readonly queued?: {
+    readonly key: string;
+    readonly concurrency: number;
+    readonly since: string;
+    readonly position: number;
+  };
 }
 
 export interface Usage {

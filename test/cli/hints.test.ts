@@ -188,6 +188,12 @@ await store.close();
     noCommand: true,
   },
   {
+    code: 'LIMIT_KEY_INVALID',
+    situation: "input the graph's limits.key function cannot make a key of",
+    make: (box) => box.waymark(['run', fixture('limited.ts'), '--input', '{}']),
+    noCommand: true,
+  },
+  {
     code: 'CONTEXT_INVALID',
     situation: "a --context the graph's context schema refuses",
     make: (box) => box.waymark(['run', fixture('tenant.ts'), '--context', '{"tenant":7}']),
@@ -471,6 +477,8 @@ const notWalked: Readonly<Record<string, string>> = {
     'never printed as an error: Ctrl-C gives the run back and says how to resume it (test/cli/follow.test.ts pins those lines)',
   STATE_VERSION_UNKNOWN: 'its hint names no command: it says to declare a migration',
   MIGRATION_FAILED: 'its hint names no command: it says to fix the declared migration',
+  RUN_QUEUED:
+    "needs a run holding its key's slot in a live process while another waits queued behind it: test/workers/limits.test.ts and test/runtime/limits.test.ts pin the queue",
   INTERNAL: 'a bug: nothing a test can do makes it happen (src/cli/exit.test.ts pins its output)',
 };
 

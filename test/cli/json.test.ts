@@ -13,6 +13,7 @@ import {
   fixture,
   type JsonLine,
   jsonLines,
+  jsonOf,
   type Outcome,
   root,
   sandbox,
@@ -35,6 +36,20 @@ const validators = new Map(
     z.fromJSONSchema({ $ref: `#/$defs/${type}`, $defs: schema.$defs } as never),
   ]),
 );
+
+/** Enqueues two runs of fixtures/limited.ts for one customer: the second waits queued. */
+async function queueTwo(db: string): Promise<void> {
+  const { enqueue } = await import('../../src/index.js');
+  const { SqliteStore } = await import('../../src/sqlite.js');
+  const limited = (await import(fixture('limited.ts'))).default.compile();
+  const store = new SqliteStore(db);
+  try {
+    await enqueue(store, limited, { customer: 'c' }, { runId: 'q1' });
+    await enqueue(store, limited, { customer: 'c' }, { runId: 'q2' });
+  } finally {
+    await store.close();
+  }
+}
 
 /** Every line of a run of the command, for the checks below. */
 const seen: { readonly command: string; readonly line: JsonLine }[] = [];
@@ -94,7 +109,18 @@ describe('waymark --json', () => {
     await json(box, ['prune', '--status', 'cancelled,failed', '--older-than', '1d'], 0);
     await json(box, ['run', fixture('cached.ts'), '--run-id', 'k'], 0);
     await json(box, ['clear-cache', fixture('cached.ts')], 0);
-    await json(box, ['ls'], 0);
+    // Two runs of one customer under a limit of one: the second is queued.
+    await queueTwo(box.db);
+    const listed = jsonOf(await json(box, ['ls'], 0), 'runs').runs as { runId: string }[];
+    expect(listed.find((r) => r.runId === 'q2')).toMatchObject({
+      status: 'waiting',
+      queued: { graph: 'limited', key: 'c', concurrency: 1, position: 1 },
+    });
+    expect(jsonOf(await json(box, ['show', 'q2'], 0), 'run')).toMatchObject({
+      status: 'waiting',
+      live: null,
+      queued: { key: 'c', position: 1 },
+    });
     await json(box, ['coverage', review, '--min', '100'], 0);
     await json(box, ['coverage', review, '--min', '100', '--kinds', 'wait'], 1);
     await json(box, ['run', fixture('sleepy.ts'), '--run-id', 'zz'], 3);

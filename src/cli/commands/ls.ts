@@ -11,6 +11,7 @@ import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { driversOf, isDriven, leaseJson, statusLabel } from '../liveness.js';
 import { isPostgres, shownLocation } from '../location.js';
+import { queuedText, queuedViews } from '../queued.js';
 import { type CliStore, locationOf, noDatabase, withExistingStore } from '../session.js';
 import { iso } from '../time.js';
 
@@ -56,7 +57,8 @@ export async function ls(
     const workers = await store.listWorkers();
     const inProcess = workers.length === 0 && !isPostgres(out.flags.db);
     const drivers = await driversOf(store, listed);
-    return { runs: listed, served: inProcess ? undefined : servedGraphs(workers), drivers };
+    const queued = await queuedViews(store, listed);
+    return { runs: listed, served: inProcess ? undefined : servedGraphs(workers), drivers, queued };
   });
   // Listing never creates a database. A location the command was given that holds none is
   // mistyped; the default one simply has no runs yet.
@@ -73,7 +75,7 @@ export async function ls(
     out.line(`no runs (${noDatabase(out)} yet)`);
     return exitCode.succeeded;
   }
-  const { runs, served, drivers } = found.value;
+  const { runs, served, drivers, queued } = found.value;
   const driver = (r: RunRecord): Driver => drivers.get(r.id) ?? { kind: 'nobody' };
   const unserved = (r: RunRecord) =>
     served !== undefined &&
@@ -83,15 +85,23 @@ export async function ls(
   out.json({
     type: 'runs',
     db,
-    runs: runs.map((r) => ({ ...summary(r, driver(r)), ...(unserved(r) && { unserved: true }) })),
+    runs: runs.map((r) => ({
+      ...summary(r, driver(r)),
+      ...(unserved(r) && { unserved: true }),
+      ...(queued.has(r.id) && { queued: queued.get(r.id) }),
+    })),
   });
   if (runs.length === 0) out.line('no runs');
   for (const r of runs) {
+    const waitsFor = queued.get(r.id);
     const note = unserved(r)
       ? `  (no live worker runs graph ${r.graph} ${r.graphHash.slice(0, 12)})`
-      : '';
+      : waitsFor === undefined
+        ? ''
+        : `  (${queuedText(waitsFor)})`;
+    const label = waitsFor === undefined ? statusLabel(r, driver(r)) : 'queued';
     out.line(
-      `${r.id}  ${statusLabel(r, driver(r)).padEnd(11)}  ${r.graph.padEnd(16)}  ${String(r.seq).padStart(5)} events  ${iso(r.updatedAt)}${note}`,
+      `${r.id}  ${label.padEnd(11)}  ${r.graph.padEnd(16)}  ${String(r.seq).padStart(5)} events  ${iso(r.updatedAt)}${note}`,
     );
   }
   return exitCode.succeeded;

@@ -10,6 +10,7 @@ import type { RunRecord, WaitRecord } from '../../store/store.js';
 import { exitCode } from '../exit-code.js';
 import type { Io } from '../io.js';
 import { driversOf, isDriven, leaseJson, ownerLine, statusLabel } from '../liveness.js';
+import { queuedText, queuedViews } from '../queued.js';
 import { waitView } from '../report.js';
 import type { CliStore } from '../session.js';
 import { graphFileOf, graphOfRun, withRunStore } from '../session.js';
@@ -49,8 +50,11 @@ export async function show(
       },
     );
   }
-  const view = await withRunStore(out, runId, (store) => readView(out, store, runId, flags));
-  const { run, snapshot, waits } = view;
+  const view = await withRunStore(out, runId, async (store) => {
+    const read = await readView(out, store, runId, flags);
+    return { ...read, queued: (await queuedViews(store, [read.run])).get(runId) };
+  });
+  const { run, snapshot, waits, queued } = view;
   const open = waits.filter((w) => w.answer === null && w.closedAt == null).map(waitView);
   const answered = waits
     .filter((w) => w.answer !== null)
@@ -74,8 +78,10 @@ export async function show(
     ...(restamped && {
       startedUnder: { name: run.graph, hash: run.graphHash, version: run.graphVersion },
     }),
-    status: snapshot.status,
-    live: snapshot.status === 'running' ? isDriven(view.driver) : null,
+    // A run queued for a slot has not started: waiting, as the store records it.
+    status: queued === undefined ? snapshot.status : 'waiting',
+    live: snapshot.status === 'running' && queued === undefined ? isDriven(view.driver) : null,
+    ...(queued !== undefined && { queued }),
     lease: leaseJson(run.lease),
     createdAt: iso(run.createdAt),
     updatedAt: iso(run.updatedAt),
@@ -100,13 +106,15 @@ export async function show(
     : '';
   out.line(`graph    ${now.name} v${now.version} (${now.hash.slice(0, 12)})${under}`);
   const shown = snapshot.status === 'running' ? statusLabel(run, view.driver) : snapshot.status;
-  out.line(`status   ${shown} after ${snapshot.steps} step(s)`);
+  if (queued === undefined) out.line(`status   ${shown} after ${snapshot.steps} step(s)`);
+  else out.line(`status   ${queuedText(queued)}`);
   if (view.asOf !== undefined) {
     out.line(
       `as of    its checkpoint at seq ${view.asOf.seq}: ${view.asOf.laterEvents} later event(s) are not replayed without its graph (give --graph <file>)`,
     );
   }
-  const owner = snapshot.status === 'running' ? ownerLine(run, view.driver) : undefined;
+  const owner =
+    snapshot.status === 'running' && queued === undefined ? ownerLine(run, view.driver) : undefined;
   if (owner !== undefined) out.line(`owner    ${owner}`);
   out.line(`started  ${iso(run.createdAt)}`);
   out.line(`updated  ${iso(run.updatedAt)}`);

@@ -1,5 +1,6 @@
 import { isWaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
+import { limitKeyOf } from '../../graph/concurrency.js';
 import type { Commit, NewRun, Store, StoredEvent } from '../../store/store.js';
 import type { WorkQueue } from '../../store/work-queue.js';
 import type { Clock } from '../clock.js';
@@ -274,5 +275,11 @@ export function newRunOf(
     status: snapshot.status,
     snapshot: encodeSnapshot(snapshot, graph, traceparent),
     labels: labels === undefined ? null : JSON.stringify(labels),
+    ...(graph.limits !== undefined && {
+      limit: {
+        key: limitKeyOf(graph.name, graph.limits, snapshot.state),
+        concurrency: graph.limits.concurrency,
+      },
+    }),
   };
 }

@@ -19,6 +19,7 @@ import type { RunOptions, RunResult } from '../run-types.js';
 import { traceOf } from '../watch/trace.js';
 import { storedTraceparent } from '../watch/trace-context.js';
 import { defaultHoldSleepsMs, driveInProcess } from './in-process.js';
+import { queuedFor, runQueued } from './queued.js';
 import { resultOf } from './result.js';
 import { checkOptions } from './run.js';
 
@@ -161,6 +162,10 @@ async function planLoaded(
   }
   // Created, but its process died before the start was recorded: start it now.
   const neverStarted = seq === 0 && snapshot.status === 'running';
+  if (neverStarted) {
+    const queued = await queuedFor(store, graph, runId);
+    if (queued !== undefined) throw runQueued(queued);
+  }
   checkNodesExist(graph, snapshot);
   // Checked before anything else is decided, waiting runs included: an answer recorded for a
   // state the graph cannot read would never be applied.

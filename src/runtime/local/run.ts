@@ -11,6 +11,7 @@ import { Journal } from '../engine/journal.js';
 import { defaultLeaseMs, holdRun } from '../engine/ownership.js';
 import type { RunOptions, RunResult } from '../run-types.js';
 import { driveInProcess } from './in-process.js';
+import { drainedWhileQueued, queuedFor, untilAdmitted } from './queued.js';
 import { reuseIndex } from './reuse.js';
 import { runLimits } from './run-limits.js';
 
@@ -59,6 +60,14 @@ export async function run<S, I, O = S>(
     undefined,
     options.reuseFrom === undefined ? undefined : [options.reuseFrom],
   );
+  // Queued behind its key's limit: it starts here once it is handed a slot.
+  const queued = await queuedFor(store, g, runId);
+  if (queued !== undefined) {
+    const { key, concurrency } = queued;
+    options.onQueued?.({ runId, key, concurrency });
+    if (!(await untilAdmitted(store, g, runId, clock, options.signal, options.drain)))
+      throw drainedWhileQueued(runId);
+  }
   // Nobody else knows the run yet; the lease makes this process its one owner from the start.
   const held = await holdRun(store, runId, options.leaseMs ?? defaultLeaseMs);
   journal.epoch = held.lease.epoch;

@@ -15,6 +15,7 @@ import { Journal } from '../engine/journal.js';
 import { LeaseKeeper } from '../engine/lease-keeper.js';
 import { TraceRecorder } from '../engine/trace-recorder.js';
 import { resumeEvents } from '../engine/waits.js';
+import { queuedFor } from '../local/queued.js';
 import type { TaskTelemetry, Telemetry } from '../watch/telemetry.js';
 import { attemptEntry } from '../watch/telemetry-step.js';
 import { storedTraceparent } from '../watch/trace-context.js';
@@ -293,7 +294,11 @@ async function dueItems(
   now: number,
 ): Promise<Due[]> {
   const due: Due[] = [];
-  if (seq === 0 && snapshot.status === 'running') due.push({ event: { type: 'started' } });
+  // A run queued for its key's slot is not started: a wake-up in its inbox says when it may be.
+  if (seq === 0 && snapshot.status === 'running') {
+    if ((await queuedFor(store, graph, snapshot.runId)) === undefined)
+      due.push({ event: { type: 'started' } });
+  }
   for (const item of inbox) {
     if (item.attempt === null) {
       due.push({ inboxId: item.id });

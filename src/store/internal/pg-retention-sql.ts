@@ -16,6 +16,8 @@ export const pgOwned = {
   inbox: (s: string) => `DELETE FROM ${s}.inbox WHERE run_id = $1`,
   watched: (s: string) => `DELETE FROM ${s}.watched WHERE run_id = $1`,
   run_sources: (s: string) => `DELETE FROM ${s}.run_sources WHERE run_id = $1`,
+  // A run that may be deleted is not running: its row is idle or queued and holds no slot.
+  limit_runs: (s: string) => `DELETE FROM ${s}.limit_runs WHERE run_id = $1`,
   runs: (s: string) => `DELETE FROM ${s}.runs WHERE id = $1`,
 } as const;
 

@@ -2,6 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import { WaymarkError } from '../../error/waymark-error.js';
 import { foldFailuresMigration } from './pg-fold-failures.js';
 import { itemsMigration } from './pg-items-sql.js';
+import { limitsMigration } from './pg-limits-sql.js';
 import { queueMigration, wakeOnlyMigration, workChannel } from './pg-queue-sql.js';
 import { retentionMigration } from './pg-retention-sql.js';
 import { watchChannel, watchMigration } from './pg-watch-sql.js';
@@ -148,7 +149,10 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
   // person, 7.6 ms with 10,000 of them against 0.2 ms with none (npm run bench -- time).
   (s) => `CREATE INDEX runs_running ON ${s}.runs (created_at, id) WHERE status = 'running';
     DROP INDEX ${s}.runs_claim;`,
-  // 11 (retention): the runs a run reads recorded outputs from (reuseFrom, a rewind's source),
+  // Concurrency limits per graph and key (pg-limits-sql.ts): a row per limited run, and the
+  // trigger that frees and hands on its slot as the run's status changes.
+  (s) => limitsMigration(s),
+  // Retention: the runs a run reads recorded outputs from (reuseFrom, a rewind's source),
   // so that deleting one of those is refused while the run reading it goes on (pg-retention-sql.ts).
   (s) => retentionMigration(s),
 ];

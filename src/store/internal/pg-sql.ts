@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { storedStatuses } from '../store.js';
 import { foldFailureTexts } from './pg-fold-failures.js';
 import { itemTexts } from './pg-items-sql.js';
+import { limitTexts } from './pg-limits-sql.js';
 import { queueTexts, runCandidates, scheduleCtes } from './pg-queue-sql.js';
 import { watchTexts } from './pg-watch-sql.js';
 
@@ -154,6 +155,7 @@ function texts(s: string) {
     claimAndLoad: claimAndLoad(s),
     ...watchTexts(s),
     ...itemTexts(s),
+    ...limitTexts(s),
     createRun: `WITH run AS (
         INSERT INTO ${s}.runs (id, graph, graph_hash, graph_version, state_version, format, labels,
           created_at, seq, status, error, updated_at)

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { WaymarkError } from '../../error/waymark-error.js';
+import { sqliteLimitsMigration } from './sqlite-limits.js';
 
 // The SQLite schema, as an ordered list of migrations. A database file records every migration
 // applied to it in `schema_version`; opening a file applies the missing ones in one transaction,
@@ -270,7 +271,10 @@ export const migrations: readonly string[] = [
     INSERT OR IGNORE INTO running (num) SELECT NEW.num WHERE NEW.status = 'running';
   END;
   `,
-  // 9 (retention): the runs a run reads recorded outputs from (reuseFrom, a rewind's source),
+  // Concurrency limits per graph and key (sqlite-limits.ts): a row per limited run, and the
+  // triggers that free and hand on its slot as its head's status changes.
+  sqliteLimitsMigration,
+  // Retention: the runs a run reads recorded outputs from (reuseFrom, a rewind's source),
   // so that deleting one of those is refused while the run reading it goes on; and the highest
   // number a deleted run had, so a deleted run's number is never handed out again
   // (sqlite-retention.ts). Deleting runs needs nothing else of the schema: every table holding

@@ -22,6 +22,8 @@ export const owned = {
   inbox: 'DELETE FROM inbox WHERE run_id = @id',
   running: 'DELETE FROM running WHERE num = @num',
   run_sources: 'DELETE FROM run_sources WHERE run_id = @id',
+  // A run that may be deleted is not running: its row is idle or queued and holds no slot.
+  limit_runs: 'DELETE FROM limit_runs WHERE run_id = @id',
   runs: 'DELETE FROM runs WHERE id = @id',
 } as const;
 
