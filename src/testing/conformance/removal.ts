@@ -1,3 +1,4 @@
+import { keepsLimits } from '../../store/limits.js';
 import { memo, newRun, step, wait } from './samples.js';
 import type { Section } from './section.js';
 
@@ -92,6 +93,24 @@ export function removalSuite(t: Section): void {
       // Deleting the run that read from it takes its sources with it.
       await t.store.deleteRun('rewound');
       expect((await t.store.listRuns()).map((r) => r.id)).toEqual(['keep']);
+    });
+
+    it("a queued run of a concurrency limit is deleted with its place in line, and a finished one's slot stays free", async () => {
+      const store = t.store;
+      if (!keepsLimits(store)) return;
+      const limit = { key: 'k', concurrency: 1 };
+      await store.createRun(newRun('a', { createdAt: 1_000, limit }));
+      await store.createRun(newRun('b', { createdAt: 1_001, limit }));
+      await store.createRun(newRun('c', { createdAt: 1_002, limit }));
+      await rejectsWith(store.deleteRun('b'), 'RUN_WAITING');
+      await store.deleteRun('b', { force: true });
+      expect(await store.runLimit('b')).toBeUndefined();
+      expect((await store.listQueued()).map((q) => q.runId)).toEqual(['c']);
+      await store.commit('a', step(1, { status: 'succeeded', snapshot: '{}' }));
+      await store.deleteRun('a');
+      expect(await store.runLimit('a')).toBeUndefined();
+      expect(await store.runLimit('c')).toMatchObject({ state: 'active' });
+      expect(await store.activeCount('claims', 'k')).toBe(1);
     });
 
     it('of a delete and a commit racing on one waiting run, the run is whole or gone', async () => {
