@@ -366,6 +366,35 @@ export class WaymarkClient {
     );
   }
 
+  /**
+   * Deletes a run and all it owns (`DELETE /runs/:id`); `force` deletes a waiting one too.
+   * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_LIVE`, `RUN_WAITING`, `RUN_REFERENCED`.
+   *
+   * @example
+   * await client.deleteRun(runId);
+   */
+  async deleteRun(runId: string, options: { readonly force?: boolean } = {}): Promise<DeletedRuns> {
+    return deletedOf(
+      await this.#json('DELETE', `/runs/${encodeURIComponent(runId)}${forceQuery(options)}`),
+    );
+  }
+
+  /**
+   * Deletes a thread: its first run and every later run of it (`DELETE /threads/:id`), newest first.
+   * @throws WaymarkError as {@link deleteRun} does.
+   *
+   * @example
+   * await client.deleteThread(threadId);
+   */
+  async deleteThread(
+    threadId: string,
+    options: { readonly force?: boolean } = {},
+  ): Promise<DeletedRuns> {
+    return deletedOf(
+      await this.#json('DELETE', `/threads/${encodeURIComponent(threadId)}${forceQuery(options)}`),
+    );
+  }
+
   continueThread(
     runId: string,
     input: unknown,
@@ -528,4 +557,25 @@ function eventOf(wire: Record<string, unknown>): StreamEvent {
   if (wire.notBefore !== undefined) event.notBefore = msOf(wire.notBefore);
   if (wire.emittedAt !== undefined) event.emittedAt = msOf(wire.emittedAt);
   return event as StreamEvent;
+}
+
+/** The runs a delete removed, times in ms since the epoch. */
+export interface DeletedRuns {
+  readonly runs: readonly {
+    readonly runId: string;
+    readonly graph: string;
+    readonly status: string;
+    readonly createdAt: number;
+  }[];
+}
+
+function forceQuery(options: { readonly force?: boolean }): string {
+  return options.force === true ? '?force=true' : '';
+}
+
+function deletedOf(wire: unknown): DeletedRuns {
+  const { runs } = wire as {
+    runs: { runId: string; graph: string; status: string; createdAt: string }[];
+  };
+  return { runs: runs.map((r) => ({ ...r, createdAt: msOf(r.createdAt) })) };
 }

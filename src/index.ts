@@ -49,6 +49,12 @@ export type { Reducer } from './graph/reducers.js';
 export { append, max, mergeByKey, min, replace, sum, union } from './graph/reducers.js';
 export type { CostOverlay, RenderOptions, RunOverlay } from './graph/render.js';
 export { renderGraph } from './graph/render.js';
+export type {
+  FinishedStatus,
+  RetentionOptions,
+  RetentionPolicy,
+} from './graph/retention.js';
+export { finishedStatuses } from './graph/retention.js';
 export type { SleepNode, SleepOptions } from './graph/sleep.js';
 export { sleep } from './graph/sleep.js';
 export type { MapItem, SubgraphOptions } from './graph/subgraph.js';
@@ -135,6 +141,9 @@ export type { PatchOptions } from './runtime/ops/patch.js';
 export { patchState } from './runtime/ops/patch.js';
 export type { Plan, PlanStep, RewindPlanOptions } from './runtime/ops/plan.js';
 export { planResume, planRewind } from './runtime/ops/plan.js';
+export type { PruneOptions, PruneResult } from './runtime/ops/retention.js';
+export { deleteRun, deleteThread, prune } from './runtime/ops/retention.js';
+export { sweepRetention } from './runtime/ops/retention-sweep.js';
 export type { SignalOptions, SignalTarget } from './runtime/ops/signal.js';
 export {
   defaultSignalTtlMs,
@@ -178,6 +187,7 @@ export type { WorkerEvent, WorkerOptions, WorkerStatus } from './runtime/worker/
 export { Worker } from './runtime/worker/worker.js';
 export type { MemoryStoreOptions } from './store/memory-store.js';
 export { MemoryStore } from './store/memory-store.js';
+export type { DeletedRun, DeleteOptions, RunRemoval } from './store/run-removal.js';
 export type {
   CatchUpPolicy,
   NewSchedule,

@@ -109,6 +109,15 @@ export function hintFor(io: Io, error: WaymarkError): string {
       return `${show ?? '`waymark show <run-id>`'} says where the run stands; a state is changed while the run waits or after it stopped`;
     case 'GOTO_INVALID':
       return `${show ?? '`waymark show <run-id>`'} says where the run stands; a run moves to a node outside fan-outs and joins (docs/semantics.md)`;
+    case 'RUN_LIVE':
+      return `a live run is never deleted: ${show ?? '`waymark show <run-id>`'} says who drives it; cancel it, or let it stop, then delete it`;
+    case 'RUN_WAITING': {
+      const waiting = typeof details.runId === 'string' ? details.runId : runId;
+      if (waiting === undefined) break;
+      return `answer or cancel it first, or delete it with what it waits for: \`${commandLine(io, ['rm', waiting, '--force'])}\``;
+    }
+    case 'RUN_REFERENCED':
+      return `delete it once the runs started from it finish; ${show ?? '`waymark show <run-id>`'} says where it stands`;
     case 'RUN_NOT_CANCELLABLE':
       return `the run is over already; ${show ?? '`waymark show <run-id>`'} shows how it ended`;
     case 'WAIT_NOT_FOUND':

@@ -1,5 +1,6 @@
 import { storedStatuses } from '../store/store.js';
 import type { Io } from './io.js';
+import { retentionCommands } from './retention-commands.js';
 import { scheduleCommands } from './schedule-commands.js';
 import { signalCommands } from './signal-commands.js';
 
@@ -461,6 +462,11 @@ Example:
         default: '1000',
       },
       {
+        flags: '--retention-sweep-ms <ms>',
+        description: "how often it deletes finished runs past their graph's retention (0: never)",
+        default: '60000',
+      },
+      {
         flags: '--no-inline',
         description:
           "queue every node as a task, never running a run's sole next node where it was folded",
@@ -577,4 +583,5 @@ Example:
     load: async () => (await import('./commands/coverage.js')).coverage,
   },
   ...scheduleCommands,
+  ...retentionCommands,
 ];

@@ -60,6 +60,10 @@ export const errorCodes = [
   'RUN_NOT_PATCHABLE',
   'RUN_DRAINED',
   'FOLD_FAILED',
+  // deleting runs (retention)
+  'RUN_LIVE',
+  'RUN_WAITING',
+  'RUN_REFERENCED',
   // one owner per run
   'RUN_OWNED',
   'LEASE_LOST',

@@ -4,6 +4,7 @@ import type { JoinPolicyInput } from './join.js';
 import type { NodeKind } from './kinds.js';
 import type { NodeDefaults } from './node-defaults.js';
 import type { Reducer } from './reducers.js';
+import type { RetentionOptions } from './retention.js';
 import type { RetryOptions, SpendLimits, Tolerance } from './types.js';
 import type { WorkspaceDef } from './workspace.js';
 
@@ -70,6 +71,12 @@ export interface GraphOptions<
    * which a resume, a worker's step and a replayed decision (a router) see (docs/semantics.md).
    */
   readonly untracked?: readonly (keyof z.output<Schema> & string)[];
+  /**
+   * How long a finished run is kept, per final status, before workers and `waymark serve`
+   * delete it (docs/time.md, "Retention"): `{ succeeded: '30d', failed: '90d' }`. Not part of
+   * the structural hash: changing it never strands a run. Absent: runs are kept.
+   */
+  readonly retention?: RetentionOptions;
   /**
    * At most `concurrency` runs of this graph with the same key run at once, across every
    * process sharing the store (Inngest's and Hatchet's concurrency keys); the others are

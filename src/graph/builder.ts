@@ -13,6 +13,7 @@ import { kindOf, spendOf } from './kinds.js';
 import { withDefaults } from './node-defaults.js';
 import { waitSpecOf } from './person.js';
 import type { Reducer } from './reducers.js';
+import { retentionPolicy } from './retention.js';
 import { runtimeNodes } from './runtime-nodes.js';
 import { type NotBefore, sleepSpecOf } from './sleep.js';
 import {
@@ -381,6 +382,9 @@ export class GraphBuilder<
       fieldSchemas,
       reducers,
       ...(untracked !== undefined && { untracked }),
+      ...(this.#options.retention !== undefined && {
+        retention: retentionPolicy(def.name, this.#options.retention),
+      }),
       ...(this.#options.limits !== undefined && {
         limits: this.#options.limits as ConcurrencyLimit,
       }),

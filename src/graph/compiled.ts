@@ -4,6 +4,7 @@ import type { ConcurrencyLimit } from './concurrency.js';
 import type { KindTraits } from './kinds.js';
 import type { WaitSpec } from './person.js';
 import type { Reducer } from './reducers.js';
+import type { RetentionPolicy } from './retention.js';
 import type { SleepSpec } from './sleep.js';
 import type { FanOutDef, GraphDef, JoinDef, NodeDef, NodeFn, RouterFn } from './types.js';
 import type { Untracked } from './untracked.js';
@@ -149,6 +150,8 @@ export interface CompiledGraph<S = Record<string, unknown>, I = S, O = S> {
   readonly fieldSchemas: ReadonlyMap<string, z.ZodType>;
   /** Reducer per field; fields absent here are replaced. */
   readonly reducers: ReadonlyMap<string, Reducer>;
+  /** How long its finished runs are kept, in ms by status, when the graph declares it. */
+  readonly retention?: RetentionPolicy;
   /** The fields kept out of the store (`untracked`), when the graph declares any. */
   readonly untracked?: Untracked;
   /** At most this many running runs per key (`limits`), when the graph declares it. */

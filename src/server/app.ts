@@ -4,6 +4,8 @@ import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { WaymarkError } from '../error/waymark-error.js';
 import type { CompiledGraph } from '../graph/compiled.js';
+import { type Clock, systemClock } from '../runtime/clock.js';
+import { defaultRetentionSweepMs, sweepEvery } from '../runtime/ops/retention-sweep.js';
 import type { RunResult } from '../runtime/run-types.js';
 import { defaultSchedulePollMs } from '../runtime/schedule/schedule-loop.js';
 import type { Store } from '../store/store.js';
@@ -14,6 +16,7 @@ import { memoryRoutes } from './memory-routes.js';
 import { openApiDocument } from './openapi.js';
 import { pageRoutes } from './page-routes.js';
 import { readRoutes } from './read-routes.js';
+import { retentionRoutes } from './retention-routes.js';
 import { tickSchedules } from './schedule-host.js';
 import { scheduleRoutes } from './schedule-routes.js';
 import { signalRoutes } from './signal-routes.js';
@@ -61,6 +64,14 @@ export interface AppOptions {
    * it starts and drives here (schedule-host.ts). Default 1,000 ms; 0: never (workers tick them).
    */
   readonly schedulePollMs?: number;
+  /**
+   * How often the server deletes the finished runs of its graphs past their `retention`
+   * (docs/time.md, "Retention"), at most 100 a sweep. Default 60,000 ms; 0: never. Only when
+   * one of its graphs declares `retention`.
+   */
+  readonly retentionSweepMs?: number;
+  /** The clock retention counts by. Default: the system's. */
+  readonly clock?: Clock;
 }
 
 /** The API and the runs it drives in this process, which `drain()` gives back. */
@@ -161,17 +172,29 @@ export function createApp(options: AppOptions): App {
   memoryRoutes(app, api);
   scheduleRoutes(app, api);
   signalRoutes(app, api);
+  retentionRoutes(app, api);
   pageRoutes(app, api);
   const wakePollMs = options.wakePollMs ?? defaultWakePollMs;
   const stopWaking = wakePollMs > 0 ? wakeDue(api, wakePollMs) : () => {};
   const schedulePollMs = options.schedulePollMs ?? defaultSchedulePollMs;
   const stopTicking = schedulePollMs > 0 ? tickSchedules(api, schedulePollMs) : () => {};
+  const sweeping = new AbortController();
+  void sweepEvery(
+    options.store,
+    options.graphs,
+    {
+      everyMs: options.retentionSweepMs ?? defaultRetentionSweepMs,
+      clock: options.clock ?? systemClock,
+    },
+    sweeping.signal,
+  );
 
   return {
     hono: app,
     drain: () => {
       stopWaking();
       stopTicking();
+      sweeping.abort();
       return api.drain();
     },
     stopStreams: () => api.stopStreams(),

@@ -170,6 +170,25 @@ export const routes = {
     response: s.stopped,
     refuses: [...run, 'RUN_NOT_CANCELLABLE'],
   },
+  deleteRun: {
+    method: 'delete',
+    path: '/runs/:id',
+    summary:
+      'Deletes a run and all it owns (history, waits, effects, memos, timers), in one transaction',
+    query: s.deleteQuery,
+    status: 200,
+    response: s.deletedRuns,
+    refuses: ['RUN_NOT_FOUND', 'RUN_LIVE', 'RUN_WAITING', 'RUN_REFERENCED'],
+  },
+  deleteThread: {
+    method: 'delete',
+    path: '/threads/:id',
+    summary: "Deletes a thread: its first run (the thread's id) and every later run of it",
+    query: s.deleteQuery,
+    status: 200,
+    response: s.deletedRuns,
+    refuses: ['RUN_NOT_FOUND', 'RUN_LIVE', 'RUN_WAITING', 'RUN_REFERENCED'],
+  },
   continueRun: {
     method: 'post',
     path: '/runs/:id/continue',

@@ -394,3 +394,23 @@ export const signalsQuery = z.strictObject({
 });
 
 export const signalList = z.object({ signals: z.array(signalWire) });
+
+export const deleteQuery = z.strictObject({
+  force: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe('true: delete a waiting run too, with what it waits for (default false)'),
+});
+
+export const deletedRuns = z.object({
+  runs: z
+    .array(
+      z.object({
+        runId: z.string(),
+        graph: z.string(),
+        status: z.enum(storedStatuses).describe('the status it had when it was deleted'),
+        createdAt: at('when it was created'),
+      }),
+    )
+    .describe('the runs deleted, each with all it owned, newest first'),
+});

@@ -16,6 +16,7 @@ import { MemorySchedules } from './internal/memory-schedules.js';
 import { MemorySignals } from './internal/memory-signals.js';
 import { waitClosed } from './internal/waits.js';
 import type { LimitStore } from './limits.js';
+import { type DeletedRun, type DeleteOptions, noSuchRun, removalRefusal } from './run-removal.js';
 import type { SignalStore } from './signal-store.js';
 import type {
   ClaimedTask,
@@ -52,6 +53,8 @@ interface RunRows {
   lease: LeaseRow | undefined;
   /** Failed folds of the run (WorkQueue.foldFailed). */
   foldFailures?: number;
+  /** Runs it reads recorded outputs from (NewRun.sources). */
+  sources: readonly string[];
 }
 
 /** Options of a {@link MemoryStore}. */
@@ -136,6 +139,7 @@ export class MemoryStore implements Store, WorkQueue, LimitStore, SignalStore {
       waits: new Map(),
       timers: new Map(),
       lease: undefined,
+      sources: run.sources ?? [],
     });
   }
 
@@ -570,6 +574,30 @@ export class MemoryStore implements Store, WorkQueue, LimitStore, SignalStore {
 
   waitForWork(ms: number, signal: AbortSignal, since?: number, kind?: WorkKind): Promise<void> {
     return this.#queue.waitForWork(ms, signal, since, kind);
+  }
+
+  /**
+   * Deletes the run and what it owns, all at once: its rows (history, snapshots, effects, waits,
+   * timers, lease, sources), its memos, its tasks and inbox, and its limit's row.
+   * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_LIVE`, `RUN_WAITING`, `RUN_REFERENCED`.
+   */
+  async deleteRun(runId: string, options?: DeleteOptions): Promise<DeletedRun> {
+    const rows = this.#runs.get(runId);
+    if (rows === undefined) throw noSuchRun(runId);
+    const { status, graph, createdAt } = rows.run;
+    const referrers = [...this.#runs.values()]
+      .filter((r) => r.sources.includes(runId) && ['running', 'waiting'].includes(r.run.status))
+      .map((r) => r.run.id);
+    const leaseLive = rows.lease !== undefined && rows.lease.expiresAt > this.#now();
+    const taskLive = this.#queue.hasLiveTask(runId);
+    const refused = removalRefusal({ runId, status, leaseLive, taskLive, referrers }, options);
+    if (refused) throw refused;
+    // What a run owns here, all of it: `owned` in sqlite-retention.ts is the same list.
+    this.#runs.delete(runId);
+    this.#memos.forget(runId);
+    this.#queue.drop(runId);
+    this.#limits.forget(runId);
+    return { id: runId, graph, status, createdAt };
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,7 @@ import * as limits from './internal/pg/limits.js';
 import { createAdmitted } from './internal/pg/limits.js';
 import * as own from './internal/pg/ownership.js';
 import * as records from './internal/pg/records.js';
+import * as retention from './internal/pg/retention.js';
 import * as log from './internal/pg/run-log.js';
 import * as schedules from './internal/pg/schedules.js';
 import { PgSignals } from './internal/pg/signals.js';
@@ -12,6 +13,7 @@ import * as queue from './internal/pg/work-queue.js';
 import type { PostgresStoreOptions } from './internal/pg-params.js';
 import { statementDeadlineOf } from './internal/pg-pool.js';
 import type { LimitStore } from './limits.js';
+import type { DeletedRun, DeleteOptions } from './run-removal.js';
 import type { NewSchedule, ScheduleRecord, ScheduleState } from './schedule-store.js';
 import type { SignalStore } from './signal-store.js';
 import type {
@@ -117,6 +119,13 @@ export class PostgresStore implements Store, WorkQueue, RunCommits, LimitStore, 
    */
   commitAll(runId: string, commits: readonly Commit[]): Promise<void> {
     return log.commitAll(this.#db, runId, commits);
+  }
+  /**
+   * Deletes the run and every row it owns in one transaction (internal/pg/retention.ts).
+   * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_LIVE`, `RUN_WAITING`, `RUN_REFERENCED`.
+   */
+  deleteRun(runId: string, options?: DeleteOptions): Promise<DeletedRun> {
+    return retention.deleteRun(this.#db, runId, options);
   }
   loadRun(runId: string): Promise<LoadedRun | undefined> {
     return log.loadRun(this.#db, runId);

@@ -27,10 +27,12 @@ import { SqliteLimits } from './internal/sqlite-limits.js';
 import { openFile, ownSchemaOrNone } from './internal/sqlite-open.js';
 import { type SqliteStoreOptions, sqliteOptions } from './internal/sqlite-options.js';
 import { SqliteQueue } from './internal/sqlite-queue.js';
+import { SqliteRetention } from './internal/sqlite-retention.js';
 import { SqliteSchedules } from './internal/sqlite-schedules.js';
 import { SqliteSignals } from './internal/sqlite-signals.js';
 import { leaseLostMessage, prefixed, refusedMessage, statements } from './internal/sqlite-sql.js';
 import type { LimitStore } from './limits.js';
+import type { DeletedRun, DeleteOptions } from './run-removal.js';
 import type { SignalStore } from './signal-store.js';
 import type {
   Commit,
@@ -92,6 +94,7 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
   readonly #schedules: SqliteSchedules;
   readonly #ledger: SqliteLedger;
   readonly #signals: SqliteSignals;
+  readonly #retention: SqliteRetention;
   /** Run numbers by run id, newest last: a number never changes once the run exists. */
   readonly #numbers = new Map<string, number>();
   readonly #now: () => number;
@@ -146,6 +149,11 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
       queue: this.#queue,
       now: () => this.#now(),
     });
+    this.#retention = new SqliteRetention(db, {
+      now: () => this.#now(),
+      run: (runId) => this.#run(runId),
+      number: (runId) => this.#number(runId),
+    });
     this.#ledger = new SqliteLedger(this.#sql, this.#queue, {
       write: (fn) => this.#write(fn),
       read: (fn) => this.#read(fn),
@@ -192,7 +200,18 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
       const status = this.#limits.admit(run);
       this.#sql.insertHead.run({ num: inserted.num, createdAt: run.createdAt, status });
       this.#sql.insertSnapshot.run(run.id, 0, run.snapshot);
+      this.#retention.noteSources(run.id, run.sources);
     }
+  }
+
+  /**
+   * Deletes the run and every row it owns in one write transaction (internal/sqlite-retention.ts).
+   * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_LIVE`, `RUN_WAITING`, `RUN_REFERENCED`.
+   */
+  async deleteRun(runId: string, options?: DeleteOptions): Promise<DeletedRun> {
+    const deleted = this.#write(() => this.#retention.delete(runId, options));
+    this.#numbers.delete(runId);
+    return deleted;
   }
 
   async commit(runId: string, commit: Commit): Promise<void> {
@@ -231,6 +250,8 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
 
   async acquire(runId: string, claim: LeaseClaim): Promise<Lease> {
     return this.#write(() => {
+      // Looked up again: the run may have been deleted and made anew under the same id.
+      this.#numbers.delete(runId);
       const num = this.#number(runId);
       const row = readLease(prefixed(this.#sql.getLease.get(num) as Row | undefined), runId);
       const now = this.#now();
@@ -244,6 +265,7 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
 
   /** A worker's claim of the run: epoch + 1, whoever held it (its lease has expired). */
   #claim(runId: string, claim: WorkClaim, now: number): Lease {
+    this.#numbers.delete(runId);
     const num = this.#number(runId);
     const row = readLease(prefixed(this.#sql.getLease.get(num) as Row | undefined), runId);
     const epoch = (row?.epoch ?? 0) + 1;
@@ -539,6 +561,8 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
    * out-of-order seq and a damaged head, and only damage leaves a row where the event goes.
    */
   #refused(runId: string, seq: number, epoch: number | null, error: unknown): unknown {
+    // A number remembered for a run since deleted (and perhaps made anew) is looked up again.
+    this.#numbers.delete(runId);
     const code = (error as { code?: unknown }).code;
     const message = (error as Error).message;
     if (code === 'SQLITE_CONSTRAINT_TRIGGER' && message === leaseLostMessage) {

@@ -1,3 +1,5 @@
+import type { RunRemoval } from './run-removal.js';
+
 /**
  * The persistence contract every store implements (memory, SQLite, PostgreSQL), split by
  * concern: the run log, run ownership (leases), timers, effects, waits, memos and the memory
@@ -89,6 +91,11 @@ export interface NewRun {
   readonly snapshot: string;
   /** JSON object of string labels; absent or null for none. */
   readonly labels?: string | null;
+  /**
+   * Runs this one reads recorded outputs from (`reuseFrom`, a rewind's source): refused deletion
+   * (RUN_REFERENCED) while this run has not finished. Absent: none.
+   */
+  readonly sources?: readonly string[];
   /** The run's concurrency limit (limits.ts): admitted, or queued `waiting`, as it is created. */
   readonly limit?: RunLimit;
 }
@@ -555,6 +562,7 @@ export interface Store
     WaitStore,
     MemoStore,
     ItemStore,
-    ScheduleStore {
+    ScheduleStore,
+    RunRemoval {
   close(): Promise<void>;
 }

@@ -4,6 +4,7 @@ import { itemsSuite } from './conformance/items.js';
 import { limitsSuite } from './conformance/limits.js';
 import { listingSuite } from './conformance/listing.js';
 import { ownershipSuite } from './conformance/ownership.js';
+import { removalSuite } from './conformance/removal.js';
 import { schedulesSuite } from './conformance/schedules.js';
 import type { Section } from './conformance/section.js';
 import { signalsSuite } from './conformance/signals.js';
@@ -63,7 +64,7 @@ export interface StoreFixture {
 
 /**
  * The behaviour every `Store` implementation shares: runs and their history, sequence numbers,
- * listing, ownership (leases), timers, effects, waits, memos, memory items and schedules. Each test gets a fresh store
+ * listing, ownership (leases), timers, effects, waits, memos, memory items, schedules and deleting runs. Each test gets a fresh store
  * from `makeStore` and disposes of it with its `cleanup`. A store that cannot pass a test names
  * it in `skip`, with why.
  *
@@ -118,6 +119,7 @@ export function storeConformance(
     waitsSuite(section);
     ownershipSuite(section);
     itemsSuite(section);
+    removalSuite(section);
     limitsSuite(section);
     schedulesSuite(section);
     signalsSuite(section);

@@ -387,6 +387,31 @@ export function workQueueConformance(
       });
     });
 
+    describe('deleting runs', () => {
+      it('a task a worker holds refuses the delete (RUN_LIVE); once given back, tasks and inbox go with the run', async () => {
+        await store.createRun(sampleRun('r1'));
+        const [claimed] = await store.claimAndLoadRuns(claimOf('folder'));
+        const lease = claimed!.lease;
+        await store.commitAll('r1', [
+          sampleCommit(1, {
+            status: 'waiting',
+            epoch: lease.epoch,
+            release: true,
+            schedule: { tasks: [task('r1', 'a:1'), task('r1', 'b:1')] },
+          }),
+        ]);
+        const [held] = await store.claimTasks(claimOf('worker', { limit: 1 }));
+        await rejectsWith(other.deleteRun('r1', { force: true }), 'RUN_LIVE');
+        await store.releaseTask(held!);
+        await store.wake('r1', 4_000);
+        await other.deleteRun('r1', { force: true });
+        expect(await store.listTasks('r1')).toEqual([]);
+        expect(await store.inbox('r1')).toEqual([]);
+        expect(await store.claimTasks(claimOf('worker'))).toEqual([]);
+        expect(await store.claimAndLoadRuns(claimOf('folder'))).toEqual([]);
+      });
+    });
+
     describe('news of work', () => {
       it('waitForWork resolves after its ms with no news, and at once when its signal aborts', async () => {
         const signal = new AbortController();

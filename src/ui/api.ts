@@ -54,6 +54,7 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
 export const get = <T>(path: string): Promise<T> => request<T>('GET', path);
 export const post = <T>(path: string, body: unknown = {}): Promise<T> =>
   request<T>('POST', path, body);
+export const del = <T>(path: string): Promise<T> => request<T>('DELETE', path);
 
 /** A query string of the values set. */
 export function query(values: Readonly<Record<string, string | number | undefined>>): string {

@@ -1,11 +1,15 @@
 import { useState } from 'react';
-import { ApiError, post, runPath } from './api.js';
+import { ApiError, del, post, runPath } from './api.js';
 import { PlanLine } from './plan-line.js';
 import { go } from './route.js';
 import type { GraphDef, RunStatus } from './types.js';
 
+/** The statuses a run ends with: only such a run is offered Delete. */
+const finished = new Set<RunStatus | undefined>(['succeeded', 'failed', 'cancelled', 'timed_out']);
+
 /**
- * Cancel, resume, and rewind-from-here (a new run from the checkpoint before a node, with a note
+ * Delete (a finished run, asked twice, with all it owns: `DELETE /runs/:id`), cancel, resume,
+ * and rewind-from-here (a new run from the checkpoint before a node, with a note
  * for its state, like `waymark rewind --to <node> --note`). The refusal of the API is shown as
  * it came: a run that cannot be resumed says why.
  */
@@ -20,6 +24,7 @@ export function RunActions(props: {
   const [rewinding, setRewinding] = useState(false);
   const [to, setTo] = useState<string>();
   const [note, setNote] = useState('');
+  const [deleting, setDeleting] = useState(false);
   const target = to ?? props.node ?? def?.nodes[0]?.name ?? '';
   const act = async (what: string, body: unknown = {}) => {
     setMessage(undefined);
@@ -98,6 +103,31 @@ export function RunActions(props: {
             Rewind as a new run
           </button>
         </form>
+      )}
+      {finished.has(status) && (
+        <button type="button" onClick={() => setDeleting((d) => !d)} aria-expanded={deleting}>
+          Delete…
+        </button>
+      )}
+      {deleting && finished.has(status) && (
+        <p className="delete">
+          Deletes this run, its history, waits and effects for good.{' '}
+          <button
+            type="button"
+            className="danger"
+            onClick={async () => {
+              setMessage(undefined);
+              try {
+                await del(runPath(runId));
+                go('/runs');
+              } catch (e) {
+                setMessage(e instanceof ApiError ? `${e.code}: ${e.message}` : String(e));
+              }
+            }}
+          >
+            Delete for good
+          </button>
+        </p>
       )}
       {resumable(status) && <PlanLine runId={runId} kind="resume" />}
       {message !== undefined && (

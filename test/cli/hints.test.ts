@@ -275,6 +275,35 @@ await store.close();
     },
   },
   {
+    code: 'RUN_LIVE',
+    situation: 'rm of a run another process is driving now',
+    make: async (box) => {
+      const elsewhere = await runningElsewhere(box, fixture('slow.ts'), 'r');
+      try {
+        return await box.waymark(['rm', 'r']);
+      } finally {
+        await elsewhere.stop();
+      }
+    },
+  },
+  {
+    code: 'RUN_WAITING',
+    situation: 'rm of a run that waits for an answer, without --force',
+    make: async (box) => {
+      await box.waymark(['run', review, '--input', '{"title":"T"}', '--run-id', 'r']);
+      return box.waymark(['rm', 'r']);
+    },
+  },
+  {
+    code: 'RUN_REFERENCED',
+    situation: 'rm of a run an unfinished rewind of it started from',
+    make: async (box) => {
+      await box.waymark(['run', review, '--input', '{"title":"T"}', '--run-id', 'r']);
+      await box.waymark(['rewind', 'r', '--to', 'draft', '--run-id', 'r2']);
+      return box.waymark(['rm', 'r', '--force']);
+    },
+  },
+  {
     code: 'RUN_NOT_DUE',
     situation: 'resume of a run that sleeps, before it is due',
     make: async (box) => {

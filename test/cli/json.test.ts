@@ -104,6 +104,9 @@ describe('waymark --json', () => {
     await json(box, ['run', fixture('review.ts'), '--input', '{"title":"T"}', '--run-id', 'x'], 3);
     await json(box, ['patch', 'x', '--set', '{"title":"U"}', '--reason', 'retitled'], 0);
     await json(box, ['cancel', 'x'], 0);
+    await json(box, ['rm', 'x'], 0);
+    await json(box, ['prune', '--status', 'succeeded', '--older-than', '0s', '--dry-run'], 0);
+    await json(box, ['prune', '--status', 'cancelled,failed', '--older-than', '1d'], 0);
     await json(box, ['run', fixture('cached.ts'), '--run-id', 'k'], 0);
     await json(box, ['clear-cache', fixture('cached.ts')], 0);
     // Two runs of one customer under a limit of one: the second is queued.

@@ -12,6 +12,7 @@ interface WorkerFlags {
   readonly concurrency: string;
   readonly leaseMs: string;
   readonly pollMs: string;
+  readonly retentionSweepMs: string;
   readonly inline: boolean;
 }
 
@@ -24,6 +25,7 @@ export async function worker(out: Io, flags: WorkerFlags): Promise<number> {
   const concurrency = wholeNumber(flags.concurrency, '--concurrency', 1);
   const leaseMs = wholeNumber(flags.leaseMs, '--lease-ms', 1_000);
   const pollMs = wholeNumber(flags.pollMs, '--poll-ms', 10);
+  const retentionSweepMs = wholeNumber(flags.retentionSweepMs, '--retention-sweep-ms', 0);
   const graphs = await graphsOf(flags.graphs);
   // Workers may well start before the first run is enqueued: they make the schema if need be.
   // Every store the CLI opens serves workers: PostgreSQL, and a SQLite file shared by the
@@ -39,6 +41,7 @@ export async function worker(out: Io, flags: WorkerFlags): Promise<number> {
       concurrency,
       leaseMs,
       pollMs,
+      retentionSweepMs,
       inline: flags.inline,
       onEvent: (event) => tell(out, event),
       ...(telemetry !== undefined && { telemetry }),

@@ -79,8 +79,11 @@ export class Journal {
     every?: number,
     labels?: Readonly<Record<string, string>>,
     traceparent?: string,
+    sources?: readonly string[],
   ): Promise<Journal> {
-    const run = newRunOf(graph, snapshot, clock, labels, traceparent);
+    const made = newRunOf(graph, snapshot, clock, labels, traceparent);
+    // The runs it reads outputs from, so that none of them is deleted while it goes on.
+    const run = sources === undefined || sources.length === 0 ? made : { ...made, sources };
     await patiently(async (retried) => {
       try {
         await store.createRun(run);

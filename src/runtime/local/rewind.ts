@@ -118,7 +118,16 @@ export async function rewind<S, I, O = S>(
   const inherited = labelsOf(record);
   const labels = options.labels ?? (Object.keys(inherited).length > 0 ? inherited : undefined);
   const reuse = await reuseIndex(store, runId);
-  const journal = await Journal.create(store, g, start, clock, options.snapshotEvery, labels);
+  const journal = await Journal.create(
+    store,
+    g,
+    start,
+    clock,
+    options.snapshotEvery,
+    labels,
+    undefined,
+    [runId],
+  );
   const held = await holdRun(store, id, options.leaseMs ?? defaultLeaseMs);
   journal.epoch = held.lease.epoch;
   return driveInProcess(g, start, [{ type: 'resumed' }], {

@@ -57,6 +57,8 @@ export async function run<S, I, O = S>(
     clock,
     options.snapshotEvery,
     options.labels,
+    undefined,
+    options.reuseFrom === undefined ? undefined : [options.reuseFrom],
   );
   // Queued behind its key's limit: it starts here once it is handed a slot.
   const queued = await queuedFor(store, g, runId);

@@ -6,6 +6,7 @@ import { type Clock, monotonicMs, systemClock } from '../clock.js';
 import { newOwner, type Owner } from '../engine/identity.js';
 import { LeaseKeeper } from '../engine/lease-keeper.js';
 import { isPassing } from '../engine/patiently.js';
+import { defaultRetentionSweepMs, sweepEvery } from '../ops/retention-sweep.js';
 import { defaultSchedulePollMs, scheduleLoop } from '../schedule/schedule-loop.js';
 import type { Telemetry } from '../watch/telemetry.js';
 import { enqueue } from './enqueue.js';
@@ -70,6 +71,12 @@ export interface WorkerOptions {
    * due sooner (a schedule added elsewhere is found by then). Default 1,000 ms.
    */
   readonly schedulePollMs?: number;
+  /**
+   * How often the worker deletes the finished runs of its graphs past their `retention`
+   * (docs/time.md, "Retention"), at most 100 a sweep. Default 60,000 ms; 0: never. Only when a
+   * graph it runs declares `retention`.
+   */
+  readonly retentionSweepMs?: number;
   readonly clock?: Clock;
   /** What the worker tells as it goes: a CLI prints it, a test counts it. */
   readonly onEvent?: (event: WorkerEvent) => void;
@@ -141,6 +148,7 @@ export class Worker {
       folds: options.folds ?? 8,
       inline: options.inline ?? true,
       maxFoldFailures: options.maxFoldFailures ?? defaultMaxFoldFailures,
+      retentionSweepMs: options.retentionSweepMs ?? defaultRetentionSweepMs,
       clock: options.clock ?? systemClock,
       ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
       ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
@@ -227,6 +235,16 @@ export class Worker {
         this.#loop(stop.signal, 'runs', () => this.#fold(graphs, keeper)).catch(fail),
         this.#loop(stop.signal, 'tasks', () => this.#claim(graphs, tasks)).catch(fail),
         this.#tickSchedules(stop.signal),
+        sweepEvery(
+          this.#store,
+          [...this.#graphs.values()],
+          {
+            everyMs: this.#options.retentionSweepMs,
+            clock: this.#options.clock,
+            onError: (error) => this.#tell({ type: 'error', error }),
+          },
+          stop.signal,
+        ),
       ]);
     } catch (error) {
       fail(error);

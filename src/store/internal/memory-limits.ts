@@ -57,6 +57,11 @@ export class MemoryLimits {
     return woken;
   }
 
+  /** Forgets a deleted run's row: a run that can be deleted holds no slot (it is not running). */
+  forget(runId: string): void {
+    this.#rows.delete(runId);
+  }
+
   get(runId: string): RunLimitRecord | undefined {
     return this.#rows.get(runId)?.record;
   }

@@ -31,4 +31,10 @@ export class MemoryMemos {
     this.#memos.splice(0, before, ...kept);
     return before - kept.length;
   }
+
+  /** Forgets the memos a run recorded (it is deleted). */
+  forget(runId: string): void {
+    const kept = this.#memos.filter((m) => m.runId !== runId);
+    this.#memos.splice(0, this.#memos.length, ...kept);
+  }
 }

@@ -193,6 +193,14 @@ export class MemoryQueue {
   }
 
   /** Drops a run's queued tasks and inbox: it failed, and nothing would ever fold them. */
+  /** Whether a worker holds one of the run's tasks under a lease that has not expired. */
+  hasLiveTask(runId: string): boolean {
+    const now = this.#now();
+    for (const row of this.#tasks.values())
+      if (row.task.runId === runId && row.owner !== null && row.expiresAt > now) return true;
+    return false;
+  }
+
   drop(runId: string): void {
     for (const [key, row] of this.#tasks) if (row.task.runId === runId) this.#tasks.delete(key);
     this.#remove(

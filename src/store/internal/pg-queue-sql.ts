@@ -145,7 +145,8 @@ export function queueTexts(s: string) {
       INSERT INTO ${s}.inbox (run_id, attempt, at)
         SELECT g.id, NULL, g.created_at FROM given g JOIN run r ON r.id = g.id
         WHERE $11::boolean AND g.n = 1`,
-    wake: `INSERT INTO ${s}.inbox (run_id, attempt, at) SELECT id, NULL, $2 FROM ${s}.runs WHERE id = $1`,
+    wake: `INSERT INTO ${s}.inbox (run_id, attempt, at) SELECT id, NULL, $2 FROM ${s}.runs WHERE id = $1
+      FOR KEY SHARE`,
     inbox: `SELECT id, run_id, attempt, at FROM ${s}.inbox WHERE run_id = $1 ORDER BY id`,
     // Fenced by the run's lease, like a commit.
     consume: `DELETE FROM ${s}.inbox i USING ${s}.runs r

@@ -4,6 +4,7 @@ import { foldFailuresMigration } from './pg-fold-failures.js';
 import { itemsMigration } from './pg-items-sql.js';
 import { limitsMigration } from './pg-limits-sql.js';
 import { queueMigration, wakeOnlyMigration, workChannel } from './pg-queue-sql.js';
+import { retentionMigration } from './pg-retention-sql.js';
 import { schedulesMigration } from './pg-schedules-sql.js';
 import { signalsMigration } from './pg-signals-sql.js';
 import { watchChannel, watchMigration } from './pg-watch-sql.js';
@@ -150,13 +151,16 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
   // person, 7.6 ms with 10,000 of them against 0.2 ms with none (npm run bench -- time).
   (s) => `CREATE INDEX runs_running ON ${s}.runs (created_at, id) WHERE status = 'running';
     DROP INDEX ${s}.runs_claim;`,
-  // Concurrency limits per graph and key (pg-limits-sql.ts): a row per limited run, and the
+  // 11: concurrency limits per graph and key (pg-limits-sql.ts): a row per limited run, and the
   // trigger that frees and hands on its slot as the run's status changes.
   (s) => limitsMigration(s),
-  // Schedules (pg-schedules-sql.ts): a tick is taken by a conditional update of its row.
+  // 12: schedules (pg-schedules-sql.ts): a tick is taken by a conditional update of its row.
   (s) => schedulesMigration(s),
-  // 11: signals for event nodes, and the open event waits that asked for one (pg-signals-sql.ts).
+  // 13: signals for event nodes, and the open event waits that asked for one (pg-signals-sql.ts).
   (s) => signalsMigration(s),
+  // 14: retention: the runs a run reads recorded outputs from (reuseFrom, a rewind's source),
+  // so that deleting one of those is refused while the run reading it goes on (pg-retention-sql.ts).
+  (s) => retentionMigration(s),
 ];
 
 /** The schema version this code writes: the number of migrations. */

@@ -165,7 +165,10 @@ function texts(s: string) {
           created_at, seq, status, error, updated_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, NULL, $8)
         ON CONFLICT (id) DO NOTHING
-        RETURNING id)
+        RETURNING id),
+      sources AS (
+        INSERT INTO ${s}.run_sources (run_id, source)
+        SELECT DISTINCT run.id, src FROM run, unnest($11::text[]) AS src)
       INSERT INTO ${s}.snapshots (run_id, seq, data) SELECT id, 0, $10 FROM run`,
     // Most steps: the head moves and the event is appended, or neither (zero rows).
     commitStep: `WITH ${head(s, '$9')}

@@ -272,12 +272,12 @@ export const migrations: readonly string[] = [
     INSERT OR IGNORE INTO running (num) SELECT NEW.num WHERE NEW.status = 'running';
   END;
   `,
-  // Concurrency limits per graph and key (sqlite-limits.ts): a row per limited run, and the
+  // 9: concurrency limits per graph and key (sqlite-limits.ts): a row per limited run, and the
   // triggers that free and hand on its slot as its head's status changes.
   sqliteLimitsMigration,
-  // Schedules (sqlite-schedules.ts): a tick is taken by a conditional update of its row.
+  // 10: schedules (sqlite-schedules.ts): a tick is taken by a conditional update of its row.
   schedulesMigration,
-  // Signals for event nodes (issue 32 part 3): kept until an event wait takes one, and the
+  // 11: signals for event nodes (issue 32 part 3): kept until an event wait takes one, and the
   // open event waits that asked for one, so a signal to { graph, key } finds its run.
   `
   CREATE TABLE signals (
@@ -304,6 +304,23 @@ export const migrations: readonly string[] = [
     PRIMARY KEY (run_id, request_id)
   );
   CREATE INDEX signal_waits_by_key ON signal_waits (graph, name, key);
+  `,
+  // 12: retention: the runs a run reads recorded outputs from (reuseFrom, a rewind's source),
+  // so that deleting one of those is refused while the run reading it goes on; and the highest
+  // number a deleted run had, so a deleted run's number is never handed out again
+  // (sqlite-retention.ts). Deleting runs needs nothing else of the schema: every table holding
+  // rows of a run is keyed by its id or its number.
+  `
+  CREATE TABLE run_sources (
+    run_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    PRIMARY KEY (run_id, source)
+  );
+  CREATE INDEX run_sources_by_source ON run_sources (source);
+  CREATE TABLE run_numbers (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    highest INTEGER NOT NULL
+  );
   `,
 ];
 

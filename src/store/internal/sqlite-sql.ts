@@ -27,11 +27,13 @@ const runColumns = `runs.id, runs.graph, runs.graph_hash, runs.graph_version, ru
 // own transaction) or a few in one transaction. better-sqlite3 is synchronous, so a transaction
 // never spans an await.
 export const statements = {
-  // Inside the write transaction, so two processes never take the same number.
+  // Inside the write transaction, so two processes never take the same number; past every
+  // number a deleted run had (run_numbers), so none is handed out twice.
   insertRun: `INSERT INTO runs (id, graph, graph_hash, graph_version, state_version, format,
       created_at, labels, num)
     VALUES (@id, @graph, @graphHash, @graphVersion, @stateVersion, @format, @createdAt, @labels,
-      (SELECT coalesce(max(num), 0) + 1 FROM runs))
+      (SELECT max(coalesce(max(num), 0), coalesce((SELECT highest FROM run_numbers), 0)) + 1
+        FROM runs))
     ON CONFLICT (id) DO NOTHING
     RETURNING num`,
   insertHead: `INSERT INTO events (key, at, status) VALUES (@num << 32, @createdAt, @status)`,

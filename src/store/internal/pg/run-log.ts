@@ -42,6 +42,7 @@ export async function createRun(db: PgConnection, run: NewRun): Promise<void> {
     run.createdAt,
     run.status,
     run.snapshot,
+    run.sources ?? [],
   ]);
   if (result.rowCount === 0) {
     throw new WaymarkError('RUN_EXISTS', `run "${run.id}" exists already`, {

@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { graph, person, run } from '../../src/index.js';
+import { type Served, serve } from '../../src/server.js';
+import { SqliteStore } from '../../src/sqlite.js';
+import { describeBrowser, launchBrowser, screenshot } from './fixtures/browser.js';
+import { pageDir } from './fixtures/page-build.js';
+
+// Deleting a run from `waymark ui`'s page, in a real (headless) Chromium over the real server:
+// a finished run's view offers Delete, asked twice; a waiting run's offers none.
+
+type Dom = { location: { hash: string } };
+
+vi.setConfig({ testTimeout: 30_000 });
+const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 10_000 });
+
+const done = graph('page-done', { state: z.object({ n: z.number().default(0) }) })
+  .node('step', (s) => ({ n: s.n + 1 }), { terminal: true })
+  .entry('step')
+  .compile();
+
+const asking = graph('page-asking', { state: z.object({ ok: z.boolean().default(false) }) })
+  .node('ask', person({ prompt: 'ok?', answer: z.object({ ok: z.boolean() }) }), {
+    terminal: true,
+  })
+  .entry('ask')
+  .compile();
+
+let dir: string;
+let store: SqliteStore;
+let served: Served;
+let browser: Browser;
+
+describeBrowser('deleting a run from the web page', () => {
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'waymark-ui-retention-'));
+    store = new SqliteStore({ path: join(dir, 'runs.db') });
+    const [ui] = await Promise.all([
+      pageDir(),
+      run(done, {}, { store, runId: 'finished-run' }),
+      run(asking, {}, { store, runId: 'waiting-run' }),
+    ]);
+    served = await serve({ store, graphs: [done, asking], token: 'page-token', ui });
+    browser = await launchBrowser();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await served?.close();
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function open(route: string): Promise<Page> {
+    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    page.setDefaultTimeout(10_000);
+    page.on('pageerror', (e) => {
+      throw e;
+    });
+    await page.goto(`${served.url}/ui/#token=${served.token}`);
+    await page.evaluate((r) => {
+      (globalThis as unknown as Dom).location.hash = r;
+    }, route);
+    return page;
+  }
+
+  it("a waiting run's view offers no Delete", async () => {
+    const page = await open('/runs/waiting-run');
+    await page.getByRole('button', { name: 'Cancel' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Delete…' }).count()).toBe(0);
+    await page.close();
+  });
+
+  it("a finished run's view deletes it, asked twice, and goes back to the runs", async () => {
+    const page = await open('/runs/finished-run');
+    await page.getByRole('button', { name: 'Delete…' }).click();
+    await page.getByRole('button', { name: 'Delete for good' }).waitFor();
+    await screenshot(page, 'run-delete');
+    await page.getByRole('button', { name: 'Delete for good' }).click();
+    await poll(() => page.evaluate(() => (globalThis as unknown as Dom).location.hash)).toBe(
+      '#/runs',
+    );
+    await poll(() => store.getRun('finished-run')).toBeUndefined();
+    await poll(() => page.locator('tr[data-run]').count()).toBe(1);
+    expect(await page.locator('tr[data-run]').getAttribute('data-run')).toBe('waiting-run');
+    await page.close();
+  });
+});
