@@ -8,13 +8,13 @@ import {
   takeLease,
 } from './internal/leases.js';
 import { MemoryItems } from './internal/memory-items.js';
+import { MemoryLedger } from './internal/memory-ledger.js';
 import { MemoryLimits } from './internal/memory-limits.js';
 import { MemoryMemos } from './internal/memory-memos.js';
 import { MemoryQueue } from './internal/memory-queue.js';
 import { checkGroup, hasLabels, isAfter, pickLease } from './internal/memory-rows.js';
 import { MemorySchedules } from './internal/memory-schedules.js';
 import { MemorySignals } from './internal/memory-signals.js';
-import { waitClosed } from './internal/waits.js';
 import type { LimitStore } from './limits.js';
 import { type DeletedRun, type DeleteOptions, noSuchRun, removalRefusal } from './run-removal.js';
 import type { SignalStore } from './signal-store.js';
@@ -307,65 +307,29 @@ export class MemoryStore implements Store, WorkQueue, LimitStore, SignalStore {
     };
   }
 
-  async recordEffect(effect: EffectRecord): Promise<EffectRecord> {
-    const effects = this.#rows(effect.runId).effects;
-    const existing = effects.get(effect.key);
-    if (existing !== undefined) return existing;
-    effects.set(effect.key, effect);
-    return effect;
+  // Effects and waits: internal/memory-ledger.ts.
+  readonly #ledger = new MemoryLedger({
+    rows: (runId) => this.#rows(runId),
+    wake: (runId, at) => this.#queue.arrive(runId, null, at, true),
+  });
+  // Methods, not fields: a subclass may wrap them (examples/changelog-post's failing store).
+  recordEffect(effect: EffectRecord): Promise<EffectRecord> {
+    return this.#ledger.recordEffect(effect);
   }
-
-  async getEffect(runId: string, key: string): Promise<EffectRecord | undefined> {
-    return this.#rows(runId).effects.get(key);
+  getEffect(runId: string, key: string): Promise<EffectRecord | undefined> {
+    return this.#ledger.getEffect(runId, key);
   }
-
-  async listEffects(runId: string): Promise<EffectRecord[]> {
-    return [...this.#rows(runId).effects.values()].sort(
-      (a, b) => a.at - b.at || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
-    );
+  listEffects(runId: string): Promise<EffectRecord[]> {
+    return this.#ledger.listEffects(runId);
   }
-
-  async openWait(wait: WaitRecord): Promise<void> {
-    const waits = this.#rows(wait.runId).waits;
-    // Opening the same request again (a replayed step) keeps the first record and its answer.
-    if (!waits.has(wait.requestId))
-      waits.set(wait.requestId, { ...wait, closedAt: wait.closedAt ?? null });
+  openWait(wait: WaitRecord): Promise<void> {
+    return this.#ledger.openWait(wait);
   }
-
-  async answerWait(
-    runId: string,
-    requestId: string,
-    answer: string,
-    by: string,
-    at: number,
-  ): Promise<WaitRecord> {
-    const waits = this.#rows(runId).waits;
-    const wait = waits.get(requestId);
-    if (wait === undefined) {
-      throw new WaymarkError('WAIT_NOT_FOUND', `run "${runId}" has no wait "${requestId}"`, {
-        retryable: false,
-      });
-    }
-    if (wait.answer === null && wait.closedAt) throw waitClosed(runId, requestId);
-    if (wait.answer !== null) {
-      throw new WaymarkError(
-        'WAIT_ALREADY_ANSWERED',
-        `wait "${requestId}" of run "${runId}" was answered by ${wait.answeredBy} already`,
-        { retryable: false },
-      );
-    }
-    const answered = { ...wait, answer, answeredBy: by, answeredAt: at };
-    waits.set(requestId, answered);
-    // With its wake-up, as the other stores do in one transaction: any worker continues the run.
-    this.#queue.arrive(runId, null, at, true);
-    return answered;
+  answerWait(...answer: Parameters<Store['answerWait']>): Promise<WaitRecord> {
+    return this.#ledger.answerWait(...answer);
   }
-
-  async listWaits(runId: string, options: { readonly open?: boolean } = {}): Promise<WaitRecord[]> {
-    const waits = [...this.#rows(runId).waits.values()].sort((a, b) => a.openedAt - b.openedAt);
-    return options.open === undefined
-      ? waits
-      : waits.filter((w) => (w.answer === null && !w.closedAt) === options.open);
+  listWaits(runId: string, options?: { readonly open?: boolean }): Promise<WaitRecord[]> {
+    return this.#ledger.listWaits(runId, options);
   }
 
   // Memos of node outputs, for reuse across runs: internal/memory-memos.ts.
@@ -597,6 +561,7 @@ export class MemoryStore implements Store, WorkQueue, LimitStore, SignalStore {
     this.#memos.forget(runId);
     this.#queue.drop(runId);
     this.#limits.forget(runId);
+    this.#signals.forget(runId);
     return { id: runId, graph, status, createdAt };
   }
 

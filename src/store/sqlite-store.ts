@@ -12,19 +12,17 @@ import {
   readSnapshot,
   readTimer,
 } from './internal/rows.js';
-import { migrate } from './internal/schema.js';
 import {
   conflict,
   maxSqliteSeq,
   runNotFound,
   tooLong,
   unavailable,
-  unreadableFile,
 } from './internal/sqlite-errors.js';
 import { SqliteItems } from './internal/sqlite-items.js';
 import { SqliteLedger } from './internal/sqlite-ledger.js';
 import { SqliteLimits } from './internal/sqlite-limits.js';
-import { openFile, ownSchemaOrNone } from './internal/sqlite-open.js';
+import { openStoreFile } from './internal/sqlite-open.js';
 import { type SqliteStoreOptions, sqliteOptions } from './internal/sqlite-options.js';
 import { SqliteQueue } from './internal/sqlite-queue.js';
 import { SqliteRetention } from './internal/sqlite-retention.js';
@@ -116,21 +114,15 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
     const path = options.path ?? defaultSqlitePath;
     this.path = path === ':memory:' ? path : resolve(path);
     const create = options.create ?? true;
-    const db = openFile(this.path, create, busyTimeoutMs);
-    try {
-      // Before any pragma: WAL mode would be written into another application's file.
-      ownSchemaOrNone(db, this.path, create);
-      db.pragma('journal_mode = WAL');
-      db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
-      db.pragma('foreign_keys = ON');
-      migrate(db, Date.now());
-      this.#sql = Object.fromEntries(
-        Object.entries(statements).map(([name, sql]) => [name, db.prepare(sql)]),
-      ) as unknown as Statements;
-    } catch (error) {
-      db.close();
-      throw unreadableFile(this.path, error);
-    }
+    const { db, prepared } = openStoreFile(
+      this.path,
+      { create, busyTimeoutMs, synchronous },
+      (opened) =>
+        Object.fromEntries(
+          Object.entries(statements).map(([name, sql]) => [name, opened.prepare(sql)]),
+        ) as unknown as Statements,
+    );
+    this.#sql = prepared;
     this.#db = db;
     this.#items = new SqliteItems(db, this.path, () => this.#now());
     this.#limits = new SqliteLimits(db);
@@ -204,10 +196,7 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
     }
   }
 
-  /**
-   * Deletes the run and every row it owns in one write transaction (internal/sqlite-retention.ts).
-   * @throws WaymarkError `RUN_NOT_FOUND`, `RUN_LIVE`, `RUN_WAITING`, `RUN_REFERENCED`.
-   */
+  /** Deletes the run and all it owns in one write transaction (internal/sqlite-retention.ts). */
   async deleteRun(runId: string, options?: DeleteOptions): Promise<DeletedRun> {
     const deleted = this.#write(() => this.#retention.delete(runId, options));
     this.#numbers.delete(runId);

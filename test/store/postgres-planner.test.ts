@@ -166,12 +166,23 @@ describePg('PostgreSQL store: plans that do not depend on statistics', () => {
     // The sorts that stay have nowhere better to come from: one run's tasks, timers, effects
     // or waits in the order a caller reads them, and a batch given in one call, in its order.
     // The sweep of lapsed watchers reads the small table of live watches.
+    // Of the time statements (issue 32): the due schedules and a key's queued runs in the order
+    // they start; the oldest kept signal for an event wait, and the open waits of one
+    // { graph, name, key } in the order they asked. Listing every schedule or every signal is an
+    // operator's read of a small table (one row a schedule; kept signals expire in 7 days).
     const allowed: Record<string, string[]> = {
+      dueSchedules: ['Sort'],
       finishTasks: ['Sort'],
+      listQueued: ['Sort'],
+      listSchedules: ['Sort', 'Seq Scan schedules'],
+      listSignals: ['Sort', 'Seq Scan signals'],
       listTasks: ['Sort'],
       listTimers: ['Sort'],
       listEffects: ['Sort'],
       listWaits: ['Sort'],
+      matchSignal: ['Incremental Sort'],
+      redeliverSignal: ['Sort'],
+      sendSignal: ['Sort'],
       watch: ['Seq Scan watched'],
     };
     const client = await plannedAsTheStore();

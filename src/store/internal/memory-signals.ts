@@ -52,6 +52,14 @@ export class MemorySignals implements SignalStore {
     return kept === undefined ? undefined : this.#deliver(kept, wait, at);
   }
 
+  /** Drops what a deleted run owned: the signals sent to it or taken by it, its event waits. */
+  forget(runId: string): void {
+    for (const [id, s] of this.#signals)
+      if (s.runId === runId || s.consumedRun === runId) this.#signals.delete(id);
+    for (const [key, wait] of this.#listening)
+      if (wait.runId === runId) this.#listening.delete(key);
+  }
+
   async redeliverSignal(id: string, at: number): Promise<SignalRecord | undefined> {
     return this.#toListener(id, at);
   }

@@ -18,11 +18,17 @@ export const pgOwned = {
   run_sources: (s: string) => `DELETE FROM ${s}.run_sources WHERE run_id = $1`,
   // A run that may be deleted is not running: its row is idle or queued and holds no slot.
   limit_runs: (s: string) => `DELETE FROM ${s}.limit_runs WHERE run_id = $1`,
+  // The signals sent to the run by id or taken by it, and its event waits; a signal kept for
+  // { graph, key } that no run took yet belongs to nobody and stays until it expires.
+  signals: (s: string) => `DELETE FROM ${s}.signals WHERE run_id = $1 OR consumed_run = $1`,
+  signal_waits: (s: string) => `DELETE FROM ${s}.signal_waits WHERE run_id = $1`,
   runs: (s: string) => `DELETE FROM ${s}.runs WHERE id = $1`,
 } as const;
 
-/** Tables with a run column that no run owns, and why (none yet: a run's lease is on its row). */
-export const pgNotOwned: Readonly<Record<string, string>> = {};
+/** Tables with a run column that no run owns, and why (a run's lease is on its row). */
+export const pgNotOwned: Readonly<Record<string, string>> = {
+  schedules: 'a schedule outlives the runs it started; last_run_id may name a deleted run',
+};
 
 const nowMs = 'floor(extract(epoch FROM statement_timestamp()) * 1000)::bigint';
 

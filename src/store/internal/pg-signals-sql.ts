@@ -21,6 +21,7 @@ export function signalsMigration(s: string): string {
   );
   CREATE INDEX signals_kept ON ${s}.signals (graph, name, sent_at) WHERE consumed_at IS NULL;
   CREATE INDEX signals_by_run ON ${s}.signals (run_id) WHERE run_id IS NOT NULL;
+  CREATE INDEX signals_by_taker ON ${s}.signals (consumed_run) WHERE consumed_run IS NOT NULL;
   CREATE TABLE ${s}.signal_waits (
     run_id text COLLATE "C" NOT NULL,
     request_id text COLLATE "C" NOT NULL,

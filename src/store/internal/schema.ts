@@ -295,6 +295,7 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX signals_kept ON signals (graph, name, sent_at) WHERE consumed_at IS NULL;
   CREATE INDEX signals_by_run ON signals (run_id) WHERE run_id IS NOT NULL;
+  CREATE INDEX signals_by_taker ON signals (consumed_run) WHERE consumed_run IS NOT NULL;
   CREATE TABLE signal_waits (
     run_id TEXT NOT NULL,
     request_id TEXT NOT NULL,

@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { WaymarkError } from '../../error/waymark-error.js';
-import { unavailable } from './sqlite-errors.js';
+import { migrate } from './schema.js';
+import { unavailable, unreadableFile } from './sqlite-errors.js';
 
 // Opening a SQLite file, with what keeps it from opening named as a code before anything is
 // written: a directory, a missing file, a folder that cannot be made, the driver's native
@@ -102,4 +103,33 @@ function cannotOpen(path: string, reason: string, message: string, cause?: unkno
     details: { path, reason },
     ...(cause !== undefined && { cause }),
   });
+}
+
+/**
+ * Opens a store's file as the store uses it: refused if another application's, in WAL mode at
+ * the `synchronous` level, foreign keys on, migrated to this waymark's schema, and `prepare`d.
+ * @throws WaymarkError `STORE_UNAVAILABLE`, `STORE_CORRUPT` (unreadableFile) and what openFile throws.
+ */
+export function openStoreFile<T>(
+  path: string,
+  options: {
+    readonly create: boolean;
+    readonly busyTimeoutMs: number;
+    readonly synchronous: string;
+  },
+  prepare: (db: Database.Database) => T,
+): { readonly db: Database.Database; readonly prepared: T } {
+  const db = openFile(path, options.create, options.busyTimeoutMs);
+  try {
+    // Before any pragma: WAL mode would be written into another application's file.
+    ownSchemaOrNone(db, path, options.create);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous.toUpperCase()}`);
+    db.pragma('foreign_keys = ON');
+    migrate(db, Date.now());
+    return { db, prepared: prepare(db) };
+  } catch (error) {
+    db.close();
+    throw unreadableFile(path, error);
+  }
 }

@@ -24,6 +24,10 @@ export const owned = {
   run_sources: 'DELETE FROM run_sources WHERE run_id = @id',
   // A run that may be deleted is not running: its row is idle or queued and holds no slot.
   limit_runs: 'DELETE FROM limit_runs WHERE run_id = @id',
+  // The signals sent to the run by id or taken by it, and its event waits; a signal kept for
+  // { graph, key } that no run took yet belongs to nobody and stays until it expires.
+  signals: 'DELETE FROM signals WHERE run_id = @id OR consumed_run = @id',
+  signal_waits: 'DELETE FROM signal_waits WHERE run_id = @id',
   runs: 'DELETE FROM runs WHERE id = @id',
 } as const;
 
@@ -31,6 +35,8 @@ export const owned = {
 export const notOwned = {
   // The highest number a deleted run had: numbers are never handed out twice (see below).
   run_numbers: 'keeps the highest number a deleted run had, so no later run is given it',
+  // A schedule outlives its runs: its last run's id may name a deleted one.
+  schedules: 'a schedule outlives the runs it started; last_run_id may name a deleted run',
 } as const;
 
 const sql = {
