@@ -5,6 +5,8 @@
 //                                            asleep, and the statements an idle worker runs per poll
 //   node --import tsx bench/time.ts wake     1,000 runs due in the same second: how late each node
 //                                            after the sleep starts, on 1 and on 2 workers
+//   node --import tsx bench/time.ts signal   signal() -> start of the node after the event, on a
+//                                            worker woken by NOTIFY
 //
 // Run them: npm run bench -- time (needs PostgreSQL: WAYMARK_PG_URL). Each measurement works in
 // a fresh schema and drops it. Printed, never asserted.
@@ -210,9 +212,74 @@ async function wake(bench: WorkerBench): Promise<PartReport> {
   };
 }
 
+/**
+ * Runs waiting for an event, each signalled in turn: how long from `signal()` in this process
+ * to the start of the node after the event in a worker woken by NOTIFY (its poll is a minute,
+ * so a poll never does it).
+ */
+async function signalled(bench: WorkerBench): Promise<PartReport> {
+  const count = bench.quick ? 20 : 200;
+  const cue = bench.graphs.cue;
+  check(cue !== undefined, 'this build of waymark has no event(): measure a build that has it');
+  const ms: number[] = [];
+  await inSchema(bench.admin, 'signal', async (schema) => {
+    progress(`signal: ${count} runs, 1 worker`);
+    const store = await bench.store(schema);
+    const [worker] = (await startWaymarkWorkers(store, bench.build, 1, {
+      pollMs: 60_000,
+    })) as [Child];
+    const started = new Map<string, number>();
+    worker.onLine((line) => {
+      const [what, runId, lateMs] = line.split(' ');
+      if (what === 'signalled') started.set(runId!, Number(lateMs));
+    });
+    const runIds = await bench.wm.enqueueAll(
+      store,
+      cue,
+      Array.from({ length: count }, () => ({})),
+    );
+    const until = Date.now() + 120_000;
+    for (;;) {
+      const { rows } = await bench.admin.query(
+        `SELECT count(*)::int AS n FROM "${schema}".signal_waits`,
+      );
+      if (rows[0].n >= count) break;
+      check(Date.now() < until, `only ${rows[0].n} of ${count} runs reached their event`);
+      await sleep(100);
+    }
+    // One at a time, with the worker idle between them: the latency of one signal, not a queue's.
+    for (const runId of runIds) {
+      await bench.wm.signal(store, runId, 'go', { sentNs: String(process.hrtime.bigint()) });
+      const by = Date.now() + 30_000;
+      while (!started.has(runId)) {
+        check(Date.now() < by, `the node after run ${runId}'s event did not start in 30 s`);
+        await sleep(1);
+      }
+      ms.push(started.get(runId)!);
+    }
+    await stopAll([worker]);
+    await store.close();
+  });
+  return {
+    title: 'external events: from signal() to the next node',
+    rows: [
+      {
+        measure: `signal -> node start, ${count} runs one at a time, 1 worker`,
+        unit: 'ms',
+        text: `p50 ${percentile(ms, 50).toFixed(1)} ms, p99 ${percentile(ms, 99).toFixed(1)} ms, max ${Math.max(...ms).toFixed(1)} ms`,
+      },
+    ],
+    notes: [
+      'signal -> node start: from signal() in the bench process (the delivery commit and its NOTIFY included) to the start of the node after the event in a worker process whose poll is a minute, by the monotonic clock',
+    ],
+    details: { ms },
+  };
+}
+
 const parts: Readonly<Record<string, (bench: WorkerBench) => Promise<PartReport>>> = {
   asleep,
   wake,
+  signal: signalled,
 };
 
 const part = process.argv[2] ?? '';

@@ -27,6 +27,11 @@ export type BenchGraphName = 'one' | 'chain10' | 'fan100' | 'map100' | 'map1000'
 /** The `nap` graph's state: the time (ms since the epoch) its sleep wakes. */
 export type NapState = { wakeAt: number };
 export type NapGraph = Waymark.CompiledGraph<NapState, Partial<NapState>>;
+/** The state of the cue graph: when its signal was sent, by process.hrtime.bigint(). */
+export interface CueState {
+  sentNs: string;
+}
+export type CueGraph = Waymark.CompiledGraph<CueState, Partial<CueState>>;
 export declare function benchGraphs(
   waymark: typeof Waymark,
-): Record<BenchGraphName, BenchGraph> & { readonly nap?: NapGraph };
+): Record<BenchGraphName, BenchGraph> & { readonly nap?: NapGraph; readonly cue?: CueGraph };

@@ -125,5 +125,32 @@ export function benchGraphs(waymark) {
           .entry('nap')
           .compile();
 
-  return { one, chain10, fan100, map100, map1000, pair, hold, ...(nap && { nap }) };
+  // A wait for the event `go`, then a node that says when it started, by the monotonic clock
+  // (one for every process on the machine), beside the time the signal was sent. Absent from
+  // builds before event() existed.
+  const cue =
+    waymark.event === undefined
+      ? undefined
+      : graph('cue', { state: z.object({ sentNs: z.string().default('0') }) })
+          .node('go', waymark.event({ name: 'go', schema: z.object({ sentNs: z.string() }) }))
+          .node('after', async (s, ctx) => {
+            const ns = process.hrtime.bigint() - BigInt(s.sentNs);
+            process.stdout.write(`signalled ${ctx.runId} ${Number(ns) / 1e6}\n`);
+            return {};
+          })
+          .edge('go', 'after')
+          .edge('after', END)
+          .entry('go')
+          .compile();
+  return {
+    one,
+    chain10,
+    fan100,
+    map100,
+    map1000,
+    pair,
+    hold,
+    ...(nap && { nap }),
+    ...(cue && { cue }),
+  };
 }
