@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { END, event, graph, run } from '../../src/index.js';
 import { type Served, serve } from '../../src/server.js';
 import { SqliteStore } from '../../src/sqlite.js';
-import { describeBrowser, launchBrowser, screenshot } from './fixtures/browser.js';
+import { describeBrowser, launchBrowser, openPage, screenshot } from './fixtures/browser.js';
 import { pageDir } from './fixtures/page-build.js';
 
 // The page shows an event wait with the event's name and its key, as it shows a sleep with
@@ -54,18 +54,7 @@ describeBrowser('the web page and event waits', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function open(route: string): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    page.setDefaultTimeout(10_000);
-    page.on('pageerror', (e) => {
-      throw e;
-    });
-    await page.goto(`${served.url}/ui/#token=${served.token}`);
-    await page.evaluate((r) => {
-      (globalThis as unknown as { location: { hash: string } }).location.hash = r;
-    }, route);
-    return page;
-  }
+  const open = (route: string): Promise<Page> => openPage(browser, served, route);
 
   it('shows an event wait with the name of its event and its key', async () => {
     const page = await open('#/runs/order-waiting');

@@ -7,13 +7,11 @@ import { z } from 'zod';
 import { END, enqueue, graph } from '../../src/index.js';
 import { type Served, serve } from '../../src/server.js';
 import { SqliteStore } from '../../src/sqlite.js';
-import { describeBrowser, launchBrowser, screenshot } from './fixtures/browser.js';
+import { describeBrowser, launchBrowser, openPage, screenshot } from './fixtures/browser.js';
 import { pageDir } from './fixtures/page-build.js';
 
 // The page of a run queued behind its graph's concurrency limit says so: its key, the limit,
 // its place in line and since when; nothing of it has run.
-
-type Dom = { location: { hash: string } };
 
 vi.setConfig({ testTimeout: 30_000 });
 
@@ -49,18 +47,7 @@ describeBrowser('the web page of a queued run', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function open(route: string): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    page.setDefaultTimeout(10_000);
-    page.on('pageerror', (e) => {
-      throw e;
-    });
-    await page.goto(`${served.url}/ui/#token=${served.token}`);
-    await page.evaluate((r) => {
-      (globalThis as unknown as Dom).location.hash = r;
-    }, route);
-    return page;
-  }
+  const open = (route: string): Promise<Page> => openPage(browser, served, route);
 
   it('shows a queued run as waiting, with its key, the limit and its place in line', async () => {
     const page = await open('#/runs/second');

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { graph, person, run } from '../../src/index.js';
 import { type Served, serve } from '../../src/server.js';
 import { SqliteStore } from '../../src/sqlite.js';
-import { describeBrowser, launchBrowser, screenshot } from './fixtures/browser.js';
+import { describeBrowser, launchBrowser, openPage, screenshot } from './fixtures/browser.js';
 import { pageDir } from './fixtures/page-build.js';
 
 // Deleting a run from `waymark ui`'s page, in a real (headless) Chromium over the real server:
@@ -54,18 +54,7 @@ describeBrowser('deleting a run from the web page', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function open(route: string): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    page.setDefaultTimeout(10_000);
-    page.on('pageerror', (e) => {
-      throw e;
-    });
-    await page.goto(`${served.url}/ui/#token=${served.token}`);
-    await page.evaluate((r) => {
-      (globalThis as unknown as Dom).location.hash = r;
-    }, route);
-    return page;
-  }
+  const open = (route: string): Promise<Page> => openPage(browser, served, route);
 
   it("a waiting run's view offers no Delete", async () => {
     const page = await open('/runs/waiting-run');

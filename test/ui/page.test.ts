@@ -21,7 +21,7 @@ import { type Served, serve } from '../../src/server.js';
 import { SqliteStore } from '../../src/sqlite.js';
 import slow from '../cli/fixtures/slow.js';
 import { bin, fixture } from '../cli/support.js';
-import { describeBrowser, launchBrowser, screenshot } from './fixtures/browser.js';
+import { describeBrowser, launchBrowser, openPage, screenshot } from './fixtures/browser.js';
 import { pageDir } from './fixtures/page-build.js';
 
 // `waymark ui`'s page in a real (headless) Chromium, over the real server on 127.0.0.1: the
@@ -187,19 +187,7 @@ describeBrowser('the web page of waymark ui', () => {
   });
 
   /** A fresh tab on a page of the UI, opened with the token in the fragment as `waymark ui` prints it. */
-  async function open(route = ''): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    page.setDefaultTimeout(10_000);
-    page.on('pageerror', (e) => {
-      throw e;
-    });
-    await page.goto(`${served.url}/ui/#token=${served.token}`);
-    if (route !== '')
-      await page.evaluate((r) => {
-        (globalThis as unknown as Dom).location.hash = r;
-      }, route);
-    return page;
-  }
+  const open = (route = ''): Promise<Page> => openPage(browser, served, route);
 
   it('lists the runs, newest first, with their status, and keeps the token out of the address bar', async () => {
     const page = await open();
