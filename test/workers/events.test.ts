@@ -12,11 +12,11 @@ import {
   MemoryStore,
   type Store,
   signal,
-  Worker,
   type WorkQueue,
 } from '../../src/index.js';
 import { SqliteStore } from '../../src/sqlite.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
+import { untilStatus, withWorkers } from '../support/worker-runs.js';
 
 // Workers host event waits: a signal to a waiting run writes its wait's answer and the run's
 // inbox row in one transaction, so a worker's claim finds it (on PostgreSQL, told by NOTIFY);
@@ -47,34 +47,6 @@ function orders(shipped: Map<string, number>) {
     .compile();
 }
 
-async function withWorkers<T>(
-  store: Store & WorkQueue,
-  graphs: ConstructorParameters<typeof Worker>[1],
-  count: number,
-  body: () => Promise<T>,
-): Promise<T> {
-  const stop = new AbortController();
-  const running = Array.from({ length: count }, () =>
-    new Worker(store, graphs, { leaseMs: 5_000, pollMs: 60_000 }).run(stop.signal),
-  );
-  try {
-    return await body();
-  } finally {
-    stop.abort();
-    await Promise.all(running);
-  }
-}
-
-async function until(store: Store, runId: string, statuses: readonly string[]) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const status = (await store.getRun(runId))?.status;
-    if (status !== undefined && statuses.includes(status)) return status;
-    if (Date.now() > deadline) throw new Error(`run ${runId} is still ${status}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /**
  * Half the orders are signalled while their runs wait, half before their runs start; with a
  * poll of a minute, every run still goes on at once, and ships once.
@@ -86,17 +58,25 @@ async function signalledOnce(store: Store & WorkQueue, workers: number, runs: nu
   const late = Array.from({ length: runs / 2 }, (_, i) => `late${i}`);
   for (const id of early)
     await signal(store, { graph: g, key: id }, 'payment', { paidCents: 1 }, { id: `s-${id}` });
-  await withWorkers(store, [g], workers, async () => {
-    for (const id of [...early, ...late]) await enqueue(store, g, { orderId: id }, { runId: id });
-    for (const id of late) expect(await until(store, id, ['waiting'])).toBe('waiting');
-    await Promise.all(
-      late.map((id) => signal(store, id, 'payment', { paidCents: 2 }, { graph: g, id: `s-${id}` })),
-    );
-    // Sent again (a webhook's retry): a no-op.
-    await signal(store, late[0]!, 'payment', { paidCents: 3 }, { graph: g, id: `s-${late[0]}` });
-    for (const id of [...early, ...late])
-      expect(await until(store, id, ['succeeded', 'failed'])).toBe('succeeded');
-  });
+  await withWorkers(
+    store,
+    [g],
+    workers,
+    async () => {
+      for (const id of [...early, ...late]) await enqueue(store, g, { orderId: id }, { runId: id });
+      for (const id of late) expect(await untilStatus(store, id, ['waiting'])).toBe('waiting');
+      await Promise.all(
+        late.map((id) =>
+          signal(store, id, 'payment', { paidCents: 2 }, { graph: g, id: `s-${id}` }),
+        ),
+      );
+      // Sent again (a webhook's retry): a no-op.
+      await signal(store, late[0]!, 'payment', { paidCents: 3 }, { graph: g, id: `s-${late[0]}` });
+      for (const id of [...early, ...late])
+        expect(await untilStatus(store, id, ['succeeded', 'failed'])).toBe('succeeded');
+    },
+    60_000,
+  );
   for (const id of [...early, ...late]) expect(shipped.get(id)).toBe(1);
   expect(await listSignals(store, { state: 'kept' })).toEqual([]);
   expect(await listSignals(store, { state: 'consumed' })).toHaveLength(runs);

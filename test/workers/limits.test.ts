@@ -11,12 +11,12 @@ import {
   MemoryStore,
   person,
   type Store,
-  Worker,
   type WorkQueue,
 } from '../../src/index.js';
 import { SqliteStore } from '../../src/sqlite.js';
 import type { LimitStore } from '../../src/store/limits.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
+import { untilStatus, withWorkers } from '../support/worker-runs.js';
 
 // A graph's `limits` hold, across every worker, at most `concurrency` runs of one key running
 // at once: the others are recorded `waiting`, queued in the store, and start in the order they
@@ -46,34 +46,6 @@ function limited(seen: { now: Map<string, number>; most: Map<string, number>; or
     .compile();
 }
 
-async function withWorkers<T>(
-  store: Store & WorkQueue,
-  graphs: ConstructorParameters<typeof Worker>[1],
-  count: number,
-  body: () => Promise<T>,
-): Promise<T> {
-  const stop = new AbortController();
-  const running = Array.from({ length: count }, () =>
-    new Worker(store, graphs, { leaseMs: 5_000, pollMs: 30 }).run(stop.signal),
-  );
-  try {
-    return await body();
-  } finally {
-    stop.abort();
-    await Promise.all(running);
-  }
-}
-
-async function until(store: Store, runId: string, statuses: readonly string[]) {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const status = (await store.getRun(runId))?.status;
-    if (status !== undefined && statuses.includes(status)) return status;
-    if (Date.now() > deadline) throw new Error(`run ${runId} is still ${status}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 async function atMostConcurrencyPerKey(store: Store & WorkQueue & LimitStore, workers: number) {
   const seen = {
     now: new Map<string, number>(),
@@ -92,9 +64,16 @@ async function atMostConcurrencyPerKey(store: Store & WorkQueue & LimitStore, wo
   expect(queued[0]).toMatchObject({ key: 'a', concurrency: 2, state: 'queued' });
   expect((await store.getRun('a2'))?.status).toBe('waiting');
   expect(await store.activeCount('support', 'a')).toBe(2);
-  await withWorkers(store, [g], workers, async () => {
-    for (const id of ids) expect(await until(store, id, ['succeeded', 'failed'])).toBe('succeeded');
-  });
+  await withWorkers(
+    store,
+    [g],
+    workers,
+    async () => {
+      for (const id of ids)
+        expect(await untilStatus(store, id, ['succeeded', 'failed'])).toBe('succeeded');
+    },
+    30,
+  );
   expect(seen.most.get('a')).toBe(2);
   expect(seen.most.get('b')).toBeLessThanOrEqual(2);
   // a's queued runs are handed slots in the order they were created: a4 and a5 only once a2 or
@@ -122,22 +101,28 @@ async function aWaitingRunFreesItsSlot(store: Store & WorkQueue & LimitStore) {
   await enqueue(store, g, { customer: 'c' }, { runId: 'w1' });
   await enqueue(store, g, { customer: 'c' }, { runId: 'w2' });
   expect((await store.listQueued()).map((q) => q.runId)).toEqual(['w2']);
-  await withWorkers(store, [g], 2, async () => {
-    // w1 waits for its person: w2 is handed the slot and starts, and waits too.
-    expect(await until(store, 'w1', ['waiting'])).toBe('waiting');
-    const deadline = Date.now() + 20_000;
-    while (
-      (await store.runLimit('w2'))?.state === 'queued' ||
-      (await store.listWaits('w2', { open: true })).length === 0
-    ) {
-      if (Date.now() > deadline) throw new Error('w2 never started');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect((await store.runLimit('w1'))?.state).toBe('idle');
-    const [wait] = await store.listWaits('w1', { open: true });
-    await answer(store, 'w1', wait!.requestId, { ok: true }, { by: 'test', graph: g });
-    expect(await until(store, 'w1', ['succeeded'])).toBe('succeeded');
-  });
+  await withWorkers(
+    store,
+    [g],
+    2,
+    async () => {
+      // w1 waits for its person: w2 is handed the slot and starts, and waits too.
+      expect(await untilStatus(store, 'w1', ['waiting'])).toBe('waiting');
+      const deadline = Date.now() + 20_000;
+      while (
+        (await store.runLimit('w2'))?.state === 'queued' ||
+        (await store.listWaits('w2', { open: true })).length === 0
+      ) {
+        if (Date.now() > deadline) throw new Error('w2 never started');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect((await store.runLimit('w1'))?.state).toBe('idle');
+      const [wait] = await store.listWaits('w1', { open: true });
+      await answer(store, 'w1', wait!.requestId, { ok: true }, { by: 'test', graph: g });
+      expect(await untilStatus(store, 'w1', ['succeeded'])).toBe('succeeded');
+    },
+    30,
+  );
   expect((await store.runLimit('w1'))?.state).toBe('idle');
 }
 

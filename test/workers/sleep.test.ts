@@ -13,11 +13,11 @@ import {
   person,
   type Store,
   sleep,
-  Worker,
   type WorkQueue,
 } from '../../src/index.js';
 import { SqliteStore } from '../../src/sqlite.js';
 import { describePg, pgStoreForFile } from '../store/fixtures/postgres.js';
+import { untilStatus, withWorkers } from '../support/worker-runs.js';
 
 // Workers wake sleeping runs: a sleep is a timer row, and a claim of runs takes a run whose timer
 // is due (one indexed query for what is due, never a query per sleeping run). The run's lease
@@ -44,37 +44,6 @@ function napping(ran: { last: number }) {
     .compile();
 }
 
-/** Runs `count` workers of `graphs` on `store` while `body` runs, then drains them. */
-async function withWorkers<T>(
-  store: Store & WorkQueue,
-  graphs: ConstructorParameters<typeof Worker>[1],
-  count: number,
-  body: () => Promise<T>,
-  pollMs = 50,
-): Promise<T> {
-  const stop = new AbortController();
-  const running = Array.from({ length: count }, () =>
-    new Worker(store, graphs, { leaseMs: 5_000, pollMs }).run(stop.signal),
-  );
-  try {
-    return await body();
-  } finally {
-    stop.abort();
-    await Promise.all(running);
-  }
-}
-
-/** Polls the run's row until its status is one of `statuses`. */
-async function until(store: Store, runId: string, statuses: readonly string[]) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const status = (await store.getRun(runId))?.status;
-    if (status !== undefined && statuses.includes(status)) return status;
-    if (Date.now() > deadline) throw new Error(`run ${runId} is still ${status}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** How many times the history records the wake of `activation` (its completion). */
 async function wakes(store: Store, runId: string, activation: string): Promise<number> {
   const events = (await store.events(runId)).map(
@@ -91,9 +60,10 @@ async function sleepsAndWakesOnce(store: Store & WorkQueue, workers: number, run
   );
   await withWorkers(store, [g], workers, async () => {
     // Asleep first: waiting on its timer, no worker holding it.
-    expect(await until(store, ids[0]!, ['waiting', 'succeeded'])).toBe('waiting');
+    expect(await untilStatus(store, ids[0]!, ['waiting', 'succeeded'])).toBe('waiting');
     expect((await store.listTimers(ids[0]!)).map((t) => t.id)).toEqual(['sleep:nap:1']);
-    for (const id of ids) expect(await until(store, id, ['succeeded', 'failed'])).toBe('succeeded');
+    for (const id of ids)
+      expect(await untilStatus(store, id, ['succeeded', 'failed'])).toBe('succeeded');
   });
   expect(ran.last).toBe(runs);
   for (const id of ids) {
@@ -159,7 +129,8 @@ async function timesOutOnce(store: Store & WorkQueue, workers: number, runs: num
     Array.from({ length: runs }, (_, i) => enqueue(store, g, {}, { runId: `late${i}` })),
   );
   await withWorkers(store, [g], workers, async () => {
-    for (const id of ids) expect(await until(store, id, ['succeeded', 'failed'])).toBe('succeeded');
+    for (const id of ids)
+      expect(await untilStatus(store, id, ['succeeded', 'failed'])).toBe('succeeded');
   });
   expect(ran.escalate).toBe(runs);
   for (const id of ids) {
