@@ -1,0 +1,77 @@
+/**
+ * Rate limits on shared resources in the store: a node's `rateLimit: { resource,
+ * requestsPerMinute, tokensPerMinute }` admits each attempt through the store before its body
+ * runs, so every process and worker sharing the store counts against one window per resource.
+ * The window slides: what counts is what was admitted in the 60 seconds before `at`. Each
+ * admission is a row (its id, when, and its tokens: a reservation until the attempt settles
+ * them with what it recorded); a provider's 429 with `Retry-After` blocks the resource until
+ * then. Every admission is decided in one transaction, under a lock per resource (PostgreSQL's
+ * advisory lock, SQLite's write lock), so two workers never both take the last request.
+ */
+
+import type { Store } from './store.js';
+
+/** The length of a rate limit's window: a minute, as providers state their quotas. */
+export const RATE_WINDOW_MS = 60_000;
+
+/** One admission asked of the store: an attempt about to call `resource`. */
+export interface RateRequest {
+  readonly resource: string;
+  /**
+   * Stable per attempt (`runId/activation#attempt`): asking again under an id already admitted
+   * (a host that died and runs the attempt again) admits it again without counting it twice.
+   */
+  readonly id: string;
+  /** Now, by the asking host's clock (ms since the epoch). */
+  readonly at: number;
+  readonly requestsPerMinute?: number;
+  readonly tokensPerMinute?: number;
+  /** Tokens held for the attempt until it settles (its `maxTokens`, if it has one): 0 by default. */
+  readonly reserveTokens?: number;
+}
+
+/** What the store decided: admitted, or not before `until`, and why. */
+export type RateDecision =
+  | { readonly admitted: true }
+  | {
+      readonly admitted: false;
+      /** When the window will have room for it (or the block ends): ms since the epoch. */
+      readonly until: number;
+      readonly reason: 'requests' | 'tokens' | 'blocked';
+    };
+
+/** What a resource's window holds at `at`: admissions and tokens in the last minute, and a block. */
+export interface RateWindow {
+  readonly resource: string;
+  readonly requests: number;
+  readonly tokens: number;
+  /** Until when a 429 blocks it, if it does. */
+  readonly blockedUntil?: number;
+}
+
+/** The store's record of rate-limited resources. */
+export interface RateStore {
+  /**
+   * Admits one request to `resource` if its window has room: fewer than `requestsPerMinute`
+   * admissions in the minute before `at`, and its tokens plus `reserveTokens` within
+   * `tokensPerMinute`; and no block. An admission is recorded in the same transaction, and
+   * admissions older than the window are deleted by it.
+   */
+  admitRate(request: RateRequest): Promise<RateDecision>;
+  /** Replaces an admission's reserved tokens with what the attempt recorded (a no-op if gone). */
+  settleRate(resource: string, id: string, tokens: number): Promise<void>;
+  /** Blocks `resource` until `until` (a 429's Retry-After); a later block only extends it. */
+  blockRate(resource: string, until: number): Promise<void>;
+  /** The resource's window at `at`. */
+  rateWindow(resource: string, at: number): Promise<RateWindow>;
+}
+
+/**
+ * Whether the store keeps rate limits ({@link RateStore}): memory, SQLite and PostgreSQL all do.
+ *
+ * @example
+ * if (keepsRates(store)) console.log(await store.rateWindow('openai', Date.now()));
+ */
+export function keepsRates(store: Store): store is Store & RateStore {
+  return typeof (store as Partial<RateStore>).admitRate === 'function';
+}
