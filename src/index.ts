@@ -71,6 +71,7 @@ export type {
   NodeContext,
   NodeDef,
   NodeFn,
+  RateLimit,
   RetryOptions,
   RetryPolicy,
   RouteDef,
@@ -187,6 +188,8 @@ export type { WorkerEvent, WorkerOptions, WorkerStatus } from './runtime/worker/
 export { Worker } from './runtime/worker/worker.js';
 export type { MemoryStoreOptions } from './store/memory-store.js';
 export { MemoryStore } from './store/memory-store.js';
+export type { RateDecision, RateRequest, RateStore, RateWindow } from './store/rates.js';
+export { keepsRates, RATE_WINDOW_MS } from './store/rates.js';
 export type { DeletedRun, DeleteOptions, RunRemoval } from './store/run-removal.js';
 export type {
   CatchUpPolicy,

@@ -55,6 +55,7 @@ export const errorCodes = [
   'RUN_NOT_DUE',
   'LIMIT_KEY_INVALID',
   'RUN_QUEUED',
+  'RATE_LIMITED',
   'RUN_NOT_CANCELLABLE',
   'RUN_NOT_CONTINUABLE',
   'RUN_NOT_PATCHABLE',

@@ -5,7 +5,7 @@ import type { NodeKind } from './kinds.js';
 import type { NodeDefaults } from './node-defaults.js';
 import type { Reducer } from './reducers.js';
 import type { RetentionOptions } from './retention.js';
-import type { RetryOptions, SpendLimits, Tolerance } from './types.js';
+import type { RateLimit, RetryOptions, SpendLimits, Tolerance } from './types.js';
 import type { WorkspaceDef } from './workspace.js';
 
 export type Field<S> = keyof S & string;
@@ -141,6 +141,14 @@ export interface NodeOptions<S, W extends Field<S> = Field<S>> {
   readonly tolerate?: Tolerance;
   /** What one attempt may spend, for the cost bound; `model()` and `agent()` declare their own. */
   readonly spend?: SpendLimits;
+  /**
+   * A shared resource's quota this node's attempts count against (DBOS: a queue's
+   * `rateLimit`; Temporal: a task queue's rate limit; Inngest: `rateLimit`/`throttle`). Each
+   * attempt is admitted through the store before its body runs; one over the quota is not an
+   * attempt: the run sleeps durably until the window has room, holding no worker, and runs it
+   * then. `model()` and `agent()` take it too. Needs a store that keeps rates.
+   */
+  readonly rateLimit?: RateLimit;
   /**
    * The node works in its own working copy of `repo` and its update carries the patch in state
    * field `patch`, which is added to its `reads` and `writes` (docs/workspaces.md).

@@ -9,7 +9,7 @@ import type { End } from './end.js';
 import { flatten } from './flatten.js';
 import { structuralHash } from './hash.js';
 import type { JoinPolicyInput } from './join.js';
-import { kindOf, spendOf } from './kinds.js';
+import { kindOf, rateOf, spendOf } from './kinds.js';
 import { withDefaults } from './node-defaults.js';
 import { waitSpecOf } from './person.js';
 import type { Reducer } from './reducers.js';
@@ -159,6 +159,9 @@ export class GraphBuilder<
     if (opts.parentGoto !== undefined) def.parentGoto = copyList(opts.parentGoto);
     const spend = opts.spend ?? spendOf(fn);
     if (spend !== undefined) def.spend = { ...spend };
+    const rate = opts.rateLimit ?? rateOf(fn);
+    if (rate !== undefined)
+      def.rateLimit = typeof rate === 'object' && rate !== null ? { ...rate } : rate;
     if (wait?.answers !== undefined) def.answers = wait.answers;
     // `tolerate` alone makes an all() join: it only means something on a join.
     if (opts.join !== undefined || opts.tolerate !== undefined) {

@@ -25,10 +25,12 @@ function canonical(def: GraphDef): object {
     fields: def.fields,
     reducers: Object.fromEntries(Object.entries(def.reducers).sort()),
     entry: def.entry,
-    // A node's spend limits are budgets, not shape: changing one keeps stored runs resumable. A
-    // person's answer fields are checked, not run: they stay out too, so the hash of every graph
-    // with a person node is what it was before they were recorded.
-    nodes: [...def.nodes].sort(byName).map(({ spend: _spend, answers: _answers, ...node }) => node),
+    // A node's spend limits are budgets, not shape: changing one keeps stored runs resumable; so
+    // is a rate limit, a quota. A person's answer fields are checked, not run: they stay out
+    // too, so the hash of every graph with a person node is what it was before they were recorded.
+    nodes: [...def.nodes]
+      .sort(byName)
+      .map(({ spend: _spend, answers: _answers, rateLimit: _rate, ...node }) => node),
     edges: [...def.edges].sort((a, b) => (key(a) < key(b) ? -1 : 1)),
     routes: [...def.routes]
       .map((r) => ({ from: r.from, targets: [...r.targets].sort() }))

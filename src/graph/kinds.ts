@@ -1,4 +1,4 @@
-import type { SpendLimits } from './types.js';
+import type { RateLimit, SpendLimits } from './types.js';
 
 /** What a node is for; the scheduler reads a kind's traits, never the kind itself. */
 export type NodeKind = 'code' | 'model' | 'person' | 'effect' | 'subgraph' | 'sleep' | 'event';
@@ -52,6 +52,26 @@ export function kindOf(fn: unknown): NodeKind | undefined {
 }
 
 const spendMarker = Symbol.for('waymark.nodeSpend');
+const rateMarker = Symbol.for('waymark.nodeRateLimit');
+
+/**
+ * Marks a node function with the shared quota its attempts count against, so `.node()` finds
+ * it without a `rateLimit` option: `model()` and `agent()` mark theirs when given one.
+ *
+ * @example
+ * return markRate(node, { resource: 'openai', requestsPerMinute: 500 });
+ */
+export function markRate<F extends (...args: never[]) => unknown>(fn: F, rate: RateLimit): F {
+  Object.defineProperty(fn, rateMarker, { value: rate });
+  return fn;
+}
+
+/** The quota a node function was marked with, if any. */
+export function rateOf(fn: unknown): RateLimit | undefined {
+  return typeof fn === 'function'
+    ? ((fn as unknown as Record<symbol, RateLimit | undefined>)[rateMarker] ?? undefined)
+    : undefined;
+}
 
 /**
  * Marks a node function with what one of its attempts may spend, so the cost bound knows it

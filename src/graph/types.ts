@@ -87,6 +87,12 @@ export interface NodeDef {
    */
   readonly spend?: SpendLimits;
   /**
+   * Each attempt is admitted through the store against this shared resource's requests and
+   * tokens per minute before its body runs (see NodeOptions.rateLimit). Not part of the
+   * structural hash: a quota is not the graph's shape.
+   */
+  readonly rateLimit?: RateLimit;
+  /**
    * On a person node without an `update`: the fields of its answer, which is applied as the
    * update, so each must be a state field (`ANSWER_UNMAPPED`). Not part of the graph's hash.
    */
@@ -99,6 +105,21 @@ export interface NodeDef {
  * @example
  * .node('summarize', summarize, { spend: { calls: 1, maxTokens: 4_000, maxCostUsd: 0.01 } })
  */
+/**
+ * A shared resource's quota (a provider's API key, say): at most `requestsPerMinute` attempts and
+ * `tokensPerMinute` tokens in any 60 seconds, across every run, process and worker of the store.
+ *
+ * @example
+ * const openai: RateLimit = { resource: 'openai', requestsPerMinute: 500, tokensPerMinute: 200_000 };
+ */
+export interface RateLimit {
+  /** Names the quota: nodes naming the same resource share it. */
+  readonly resource: string;
+  readonly requestsPerMinute?: number;
+  /** Counted from the usage attempts record (`ctx.usage`); a node's `maxTokens` is reserved. */
+  readonly tokensPerMinute?: number;
+}
+
 export interface SpendLimits {
   /** Most model calls in one attempt (a model node's schema retries, an agent's turns). */
   readonly calls?: number;

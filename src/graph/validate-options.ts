@@ -52,6 +52,7 @@ export function checkNodeOptions(node: NodeDef, report: Report): void {
     );
   if (node.workspace !== undefined) checkWorkspace(node, bad);
   if (node.cache !== undefined) checkCache(node, bad);
+  if (node.rateLimit !== undefined) checkRateLimit(node, bad);
   if (node.notBefore !== undefined && node.notBefore !== true)
     bad('notBefore', node.notBefore, 'it must be a function of the state returning a Date');
   else if (
@@ -145,4 +146,41 @@ export function show(value: unknown): string {
 
 export function isPositiveInt(value: unknown): boolean {
   return Number.isInteger(value) && (value as number) > 0;
+}
+
+/** A rate limit names a resource and at least one quota, on a node whose attempts it admits. */
+function checkRateLimit(
+  node: NodeDef,
+  bad: (option: string, value: unknown, rule: string) => void,
+): void {
+  const rate = node.rateLimit as unknown as Record<string, unknown>;
+  if (typeof rate !== 'object' || rate === null) {
+    bad(
+      'rateLimit',
+      rate,
+      "it must be an object such as { resource: 'openai', requestsPerMinute: 500 }",
+    );
+    return;
+  }
+  const { resource, requestsPerMinute: rpm, tokensPerMinute: tpm } = rate;
+  if (typeof resource !== 'string' || resource.length === 0 || resource.length > 200)
+    bad('rateLimit.resource', resource, 'it must be a name of 1 to 200 characters');
+  for (const [key, v] of [
+    ['requestsPerMinute', rpm],
+    ['tokensPerMinute', tpm],
+  ] as const) {
+    if (v !== undefined && !isPositiveInt(v))
+      bad(`rateLimit.${key}`, v, 'it must be a whole number >= 1');
+  }
+  if (rpm === undefined && tpm === undefined)
+    bad('rateLimit', rate, 'it needs requestsPerMinute, tokensPerMinute or both');
+  if (Object.hasOwn(kindTraits, node.kind) && !kindTraits[node.kind].retryable)
+    bad('rateLimit', rate, `a ${node.kind} node runs no attempts to admit`);
+  const reserved = node.spend?.maxTokens;
+  if (typeof tpm === 'number' && reserved !== undefined && reserved > tpm)
+    bad(
+      'rateLimit.tokensPerMinute',
+      tpm,
+      `it is below the node's maxTokens (${reserved}), which each attempt reserves: no attempt could be admitted`,
+    );
 }

@@ -9,6 +9,7 @@ import {
   type ModelOptions,
   runModelNode,
   spendLimits,
+  withRate,
 } from './model-node.js';
 import { ToolCalls } from './tool-calls.js';
 
@@ -92,7 +93,10 @@ export function agent<S = Record<string, unknown>, O = Record<string, unknown>>(
     }
   };
   // Every call is a turn, schema retries included: maxTurns bounds an attempt's calls.
-  return markSpend(markKind(node, 'model'), spendLimits(options, options.maxTurns));
+  return withRate(
+    markSpend(markKind(node, 'model'), spendLimits(options, options.maxTurns)),
+    options,
+  );
 }
 
 const effectMarker = Symbol.for('waymark.effectTool');

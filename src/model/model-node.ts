@@ -1,8 +1,8 @@
 import type { ModelMessage, ToolSet } from 'ai';
 import { z } from 'zod';
 import { WaymarkError } from '../error/waymark-error.js';
-import { markKind, markSpend } from '../graph/kinds.js';
-import type { NodeContext, NodeFn, SpendLimits } from '../graph/types.js';
+import { markKind, markRate, markSpend } from '../graph/kinds.js';
+import type { NodeContext, NodeFn, RateLimit, SpendLimits } from '../graph/types.js';
 import { applyChecks, type ItemChecks, type OutputCheck, type Quarantined } from './checks.js';
 import { type Conversation, converse } from './converse.js';
 import { Meter, type PriceTable } from './meter.js';
@@ -53,6 +53,12 @@ export interface ModelOptions<S, O> {
    * watchers see and nothing records; the checked output is the update as without it.
    */
   readonly stream?: boolean;
+  /**
+   * The provider's quota this node's attempts count against, shared by every node, run and
+   * worker naming the same `resource` (see NodeOptions.rateLimit); `maxTokens` is reserved per
+   * attempt, then replaced by what the calls used.
+   */
+  readonly rateLimit?: RateLimit;
 }
 
 /** The node function a model() or agent() declaration becomes. */
@@ -78,7 +84,15 @@ export function model<S = Record<string, unknown>, O = Record<string, unknown>>(
   const maxAttempts = declared(options);
   const node: ModelNode<S> = (state, ctx) =>
     runModelNode(options, state, ctx, { maxAttempts, maxTurns: maxAttempts, tools: undefined });
-  return markSpend(markKind(node, 'model'), spendLimits(options, maxAttempts));
+  return withRate(markSpend(markKind(node, 'model'), spendLimits(options, maxAttempts)), options);
+}
+
+/** The node function, marked with the declaration's rate limit if it has one. */
+export function withRate<F extends (...args: never[]) => unknown>(
+  fn: F,
+  options: { readonly rateLimit?: RateLimit },
+): F {
+  return options.rateLimit === undefined ? fn : markRate(fn, options.rateLimit);
 }
 
 /** What one attempt may spend, as the cost bound reads it: every call counts against `maxTokens`. */

@@ -254,7 +254,7 @@ function timedOut(node: RuntimeNode, activation: Activation, timeoutMs: number):
  * Classifies what a node threw: a WaymarkError keeps its code and class; anything else is
  * transient, with what it says about itself (status, code, name, Retry-After) as its details.
  */
-function toErrorValue(thrown: unknown, activation: Activation): ErrorValue {
+export function toErrorValue(thrown: unknown, activation: Activation): ErrorValue {
   if (isWaymarkError(thrown)) {
     const value = errorValue(
       where(activation),

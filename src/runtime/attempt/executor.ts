@@ -1,5 +1,6 @@
 import type { EffectLedger } from '../../effects/ledger.js';
 import type { CompiledGraph, RuntimeNode } from '../../graph/compiled.js';
+import type { RateStore } from '../../store/rates.js';
 import type { MemoStore } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { parseUpdate, refusalError } from '../core/apply-update.js';
@@ -10,6 +11,7 @@ import type { AttemptScope } from '../watch/telemetry.js';
 import { cachedAttempt, cacheKeyOf, remember, reusedAttempt } from './cache.js';
 import { type Attempt, executeAttempt, failedAttempt } from './execute.js';
 import { inputHash } from './input-hash.js';
+import { admitAttempt, settleAttempt } from './rate-admission.js';
 
 /** What a {@link LocalExecutor} needs besides the graph. */
 export interface ExecutorOptions {
@@ -40,6 +42,8 @@ export interface ExecutorOptions {
   readonly onDone?: (activation: Activation) => void;
   /** Where cached nodes find and keep their outputs (the run's store); absent: no cache. */
   readonly memos?: MemoStore;
+  /** Where rate-limited nodes are admitted (the run's store); absent: their limits go uncounted. */
+  readonly rates?: RateStore;
 }
 
 /**
@@ -160,17 +164,28 @@ export class LocalExecutor implements Executor {
     };
     const stopped = this.#stoppedSignal;
     const wait = activation.notBefore === undefined ? 0 : activation.notBefore - clock.now();
-    const { memos } = this.#options;
+    const { memos, rates } = this.#options;
     const key = memos === undefined ? undefined : cacheKeyOf(node, view.state, hash);
+    const limited = rates !== undefined && node.def.rateLimit !== undefined;
+    // A rate-limited node is admitted by the store first: a refusal is its attempt, unstarted.
+    const admitted = !limited
+      ? start
+      : async () => {
+          const refused = await admitAttempt(rates, node, activation, snapshot.runId, clock);
+          if (refused !== undefined) return refused;
+          const ended = await start();
+          await settleAttempt(rates, node, activation, snapshot.runId, ended);
+          return ended;
+        };
     // A cached node looks in the store first: a hit is its attempt, nothing runs.
     const run =
       key === undefined
-        ? start
+        ? admitted
         : async () =>
             (await cachedAttempt(memos!, this.#graph, node, activation, key, clock.now())) ??
-            start();
+            admitted();
     const attempt =
-      wait > 0 || key !== undefined
+      wait > 0 || key !== undefined || limited
         ? clock
             .sleep(wait, stopped)
             .then(() => (stopped.aborted || this.#cancelled.has(activation.id) ? undefined : run()))

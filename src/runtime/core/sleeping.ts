@@ -97,14 +97,14 @@ export function endedSleeps(activations: readonly Activation[]): Command[] {
 }
 
 /**
- * A woken activation of a node whose `notBefore` it slept for: the same activation, awake, to
- * run its body; undefined for a sleep node's, which completes.
+ * A woken activation of a node whose `notBefore` it slept for, or that its rate limit deferred:
+ * the same activation, awake, to run its body; undefined for a sleep node's, which completes.
  *
  * @example
  * const awake = awakeToRun(node, activation); // { id: 'send:1', ... } without `sleeping`
  */
 export function awakeToRun(node: RuntimeNode, activation: Activation): Activation | undefined {
-  if (node.sleep?.thenRun !== true) return undefined;
+  if (node.sleep?.thenRun !== true && activation.sleeping?.rate === undefined) return undefined;
   const { sleeping: _slept, ...awake } = activation;
   return awake;
 }
@@ -133,4 +133,24 @@ export function nextWake(snapshot: Snapshot): number | undefined {
     if (until !== undefined && (at === undefined || until < at)) at = until;
   }
   return at;
+}
+
+/**
+ * The activation a refused rate-limit admission puts to sleep: the same attempt (it never
+ * started), until the window has room. Undefined for any other failure, or for a refusal that
+ * does not say until when, which is an ordinary failure.
+ *
+ * @example
+ * const deferred = rateDeferred(node, activation, error); // sleeping: { until, rate: 'openai' }
+ */
+export function rateDeferred(
+  node: RuntimeNode,
+  activation: Activation,
+  error: ErrorValue,
+): Activation | undefined {
+  if (error.code !== 'RATE_LIMITED' || node.def.rateLimit === undefined) return undefined;
+  const until = (error.details as { until?: unknown } | undefined)?.until;
+  if (typeof until !== 'number' || !Number.isFinite(until)) return undefined;
+  const { notBefore: _n, ...rest } = activation;
+  return { ...rest, sleeping: { until, rate: node.def.rateLimit.resource } };
 }

@@ -87,6 +87,11 @@ export interface OpenWait {
 export interface Sleeping {
   readonly until?: number;
   readonly forMs?: number;
+  /**
+   * The shared resource whose rate limit had no room for the attempt (its node's `rateLimit`):
+   * it sleeps until the window has room, then runs the same attempt, which it never started.
+   */
+  readonly rate?: string;
 }
 
 /** Where a branch is; `succeeded`, `failed` and `cancelled` are final. */

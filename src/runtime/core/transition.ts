@@ -16,7 +16,7 @@ import { sentFromBranch } from './parent-update.js';
 import { nextAttempt, retries } from './retry.js';
 import { routeOf } from './route.js';
 import { branchUpdates, outerScope, scheduling } from './scope.js';
-import { admitStop, awakeToRun, endedSleeps, startCommand } from './sleeping.js';
+import { admitStop, awakeToRun, endedSleeps, rateDeferred, startCommand } from './sleeping.js';
 import type {
   Activation,
   AttemptReport,
@@ -341,6 +341,12 @@ export class Transition implements ResumeDraft {
     if (activation.blocked !== undefined) return;
     if (report?.usage !== undefined) this.#report(activation, report, false);
     const node = this.#node(activation.node);
+    const deferred = rateDeferred(node, activation, error);
+    if (deferred !== undefined) {
+      this.pending[index] = deferred;
+      this.#commands.push({ type: 'sleep', activation: deferred });
+      return;
+    }
     if (retries(node, activation, error)) {
       const retry = nextAttempt(node, activation, error, at);
       this.pending[index] = retry;

@@ -1,5 +1,6 @@
 import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
+import { keepsRates } from '../../store/rates.js';
 import type { Lease } from '../../store/store.js';
 import { type ExecutorOptions, LocalExecutor } from '../attempt/executor.js';
 import { type Clock, systemClock } from '../clock.js';
@@ -103,6 +104,7 @@ export async function driveInProcess(
           ledger: options.ledger,
           hashInputs: options.hashInputs,
           ...(store !== undefined && { memos: store }),
+          ...(store !== undefined && keepsRates(store) && { rates: store }),
           ...(options.reuse !== undefined && { reuse: options.reuse }),
           ...(options.onAttemptStart !== undefined && { onAttemptStart: options.onAttemptStart }),
           ...(watch !== undefined && {

@@ -1,5 +1,6 @@
 import { storeLedger } from '../../effects/ledger.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
+import { keepsRates } from '../../store/rates.js';
 import type { InboxRecord, Lease, LoadedRun, Store } from '../../store/store.js';
 import type { WorkQueue } from '../../store/work-queue.js';
 import type { Attempt } from '../attempt/execute.js';
@@ -137,6 +138,7 @@ export async function foldRun(
           ledger: storeLedger(store, runId, () => clock.now()),
           hashInputs: true,
           memos: store,
+          ...(keepsRates(store) && { rates: store }),
           scope: (activation, kind) => here.scope(activation, kind),
           onDone: (activation) => here.done(activation),
         },

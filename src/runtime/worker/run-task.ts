@@ -1,10 +1,12 @@
 import { storeLedger } from '../../effects/ledger.js';
 import { errorValue } from '../../error/error-value.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
+import { keepsRates } from '../../store/rates.js';
 import type { ClaimedTask, Store } from '../../store/store.js';
 import type { WorkQueue } from '../../store/work-queue.js';
 import { cachedAttempt, cacheKeyOf, remember } from '../attempt/cache.js';
 import { type Attempt, executeAttempt, failedAttempt } from '../attempt/execute.js';
+import { admitAttempt, settleAttempt } from '../attempt/rate-admission.js';
 import { type TaskInput, taskInputOf } from '../attempt/task-input.js';
 import type { Clock } from '../clock.js';
 import { recordedAttempt } from '../codec/untracked.js';
@@ -102,6 +104,10 @@ export async function attemptOf(
     const hit = await cachedAttempt(store, graph, node, activation, key, clock.now());
     if (hit !== undefined) return hit;
   }
+  // A rate-limited node is admitted by the store first: a refusal is its attempt, unstarted.
+  const rates = keepsRates(store) ? store : undefined;
+  const refused = await admitAttempt(rates, node, activation, runId, clock);
+  if (refused !== undefined) return refused;
   const observed = options.telemetry?.telemetry.task({
     runId,
     graph: { name: graph.name, hash: graph.hash, version: graph.version },
@@ -125,6 +131,7 @@ export async function attemptOf(
       clock,
     });
   const attempt = observed === undefined ? await body() : await observed.within(body);
+  await settleAttempt(rates, node, activation, runId, attempt);
   if (key !== undefined) await remember(store, graph, node, key, attempt, runId);
   if (observed !== undefined)
     options.onEnd?.((recorded) =>
