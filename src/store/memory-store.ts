@@ -12,7 +12,7 @@ import { MemoryLedger } from './internal/memory-ledger.js';
 import { MemoryLimits } from './internal/memory-limits.js';
 import { MemoryMemos } from './internal/memory-memos.js';
 import { MemoryQueue } from './internal/memory-queue.js';
-import { checkGroup, hasLabels, isAfter, pickLease } from './internal/memory-rows.js';
+import { checkGroup, listed, pickLease } from './internal/memory-rows.js';
 import { MemorySchedules } from './internal/memory-schedules.js';
 import { MemorySignals } from './internal/memory-signals.js';
 import type { LimitStore } from './limits.js';
@@ -275,20 +275,10 @@ export class MemoryStore implements Store, WorkQueue, LimitStore, SignalStore {
   }
 
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
-    const statuses = filter.status === undefined ? undefined : new Set([filter.status].flat());
-    const runs = [...this.#runs.values()]
-      .map((r) => this.#record(r))
-      .filter(
-        (r) =>
-          (statuses === undefined || statuses.has(r.status)) &&
-          (filter.graph === undefined || r.graph === filter.graph) &&
-          hasLabels(r.labels, filter.labels) &&
-          (filter.before === undefined || isAfter(r, filter.before)) &&
-          (filter.since === undefined || r.createdAt >= filter.since) &&
-          (filter.until === undefined || r.createdAt < filter.until),
-      )
-      .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
-    return filter.limit === undefined ? runs : runs.slice(0, Math.max(0, filter.limit));
+    return listed(
+      [...this.#runs.values()].map((r) => this.#record(r)),
+      filter,
+    );
   }
 
   async events(runId: string, afterSeq = 0): Promise<StoredEvent[]> {

@@ -4,6 +4,7 @@ import { storeCorrupt } from '../error/store-corrupt.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import { leaseLost, runOwned, takeLease } from './internal/leases.js';
 import {
+  checkHistory,
   type Row,
   readEvent,
   readLease,
@@ -577,21 +578,10 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
   #eventsAfter(run: RunRecord, num: number, afterSeq: number): StoredEvent[] {
     // Never below 0, so the key range cannot reach back into the previous run's rows.
     const after = Math.min(Math.max(0, Math.floor(afterSeq)) || 0, maxSqliteSeq);
-    const events = (this.#sql.eventsAfter.all({ num, after }) as Row[]).map((row) =>
-      readEvent(row, run.id),
-    );
-    let expected = after + 1;
-    for (const event of events) {
-      if (event.seq !== expected || event.seq > run.seq) {
-        const why =
-          event.seq > run.seq
-            ? `its event at seq ${event.seq} is past the run's seq ${run.seq}`
-            : `its events jump from seq ${expected - 1} to seq ${event.seq}`;
-        throw storeCorrupt(run.id, why, { table: 'events', key: event.seq });
-      }
-      expected++;
-    }
-    // The head is itself the row at the run's seq, so the events cannot end before it.
+    const rows = this.#sql.eventsAfter.all({ num, after }) as Row[];
+    const events = rows.map((row) => readEvent(row, run.id));
+    // The head is itself the row at the run's seq, so checkHistory's "ends before it" never fires.
+    checkHistory(run, events, after);
     return events;
   }
 }
