@@ -12,10 +12,12 @@ import { MemoryLedger } from './internal/memory-ledger.js';
 import { MemoryLimits } from './internal/memory-limits.js';
 import { MemoryMemos } from './internal/memory-memos.js';
 import { MemoryQueue } from './internal/memory-queue.js';
+import { MemoryRates } from './internal/memory-rates.js';
 import { checkGroup, listed, pickLease } from './internal/memory-rows.js';
 import { MemorySchedules } from './internal/memory-schedules.js';
 import { MemorySignals } from './internal/memory-signals.js';
 import type { LimitStore } from './limits.js';
+import type { RateStore } from './rates.js';
 import { type DeletedRun, type DeleteOptions, noSuchRun, removalRefusal } from './run-removal.js';
 import type { SignalStore } from './signal-store.js';
 import type {
@@ -73,7 +75,7 @@ export interface MemoryStoreOptions {
  * const first = await run(g, input, { store });
  * const again = await resume(store, g, first.runId);
  */
-export class MemoryStore implements Store, WorkQueue, LimitStore, SignalStore {
+export class MemoryStore implements Store, WorkQueue, LimitStore, SignalStore, RateStore {
   readonly #runs = new Map<string, RunRows>();
   readonly #memos = new MemoryMemos();
   readonly #now: () => number;
@@ -346,6 +348,13 @@ export class MemoryStore implements Store, WorkQueue, LimitStore, SignalStore {
     this.#schedules.dueSchedules(g, at, limit);
   readonly nextScheduleAt: Store['nextScheduleAt'] = (g, after) =>
     this.#schedules.nextScheduleAt(g, after);
+
+  // Rate limits on shared resources: internal/memory-rates.ts.
+  readonly #rates = new MemoryRates();
+  readonly admitRate: RateStore['admitRate'] = (request) => this.#rates.admitRate(request);
+  readonly settleRate: RateStore['settleRate'] = (r, id, n) => this.#rates.settleRate(r, id, n);
+  readonly blockRate: RateStore['blockRate'] = (r, until) => this.#rates.blockRate(r, until);
+  readonly rateWindow: RateStore['rateWindow'] = (r, at) => this.#rates.rateWindow(r, at);
 
   async registerWorker(worker: Parameters<WorkQueue['registerWorker']>[0]): Promise<void> {
     this.#queue.registerWorker(worker);
