@@ -26,11 +26,13 @@ import { SqliteLimits } from './internal/sqlite-limits.js';
 import { openStoreFile } from './internal/sqlite-open.js';
 import { type SqliteStoreOptions, sqliteOptions } from './internal/sqlite-options.js';
 import { SqliteQueue } from './internal/sqlite-queue.js';
+import { SqliteRates } from './internal/sqlite-rates.js';
 import { SqliteRetention } from './internal/sqlite-retention.js';
 import { SqliteSchedules } from './internal/sqlite-schedules.js';
 import { SqliteSignals } from './internal/sqlite-signals.js';
 import { leaseLostMessage, prefixed, refusedMessage, statements } from './internal/sqlite-sql.js';
 import type { LimitStore } from './limits.js';
+import type { RateStore } from './rates.js';
 import type { DeletedRun, DeleteOptions } from './run-removal.js';
 import type { SignalStore } from './signal-store.js';
 import type {
@@ -82,7 +84,7 @@ type Statements = { readonly [K in keyof typeof statements]: Database.Statement 
  * const other = new SqliteStore('var/runs.db'); // or { path: 'var/runs.db', synchronous: 'full' }
  * const first = await run(g, input, { store });
  */
-export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
+export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore, RateStore {
   /** The absolute path of the database file. */
   readonly path: string;
   readonly #db: Database.Database;
@@ -94,6 +96,7 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
   readonly #ledger: SqliteLedger;
   readonly #signals: SqliteSignals;
   readonly #retention: SqliteRetention;
+  readonly #rates: SqliteRates;
   /** Run numbers by run id, newest last: a number never changes once the run exists. */
   readonly #numbers = new Map<string, number>();
   readonly #now: () => number;
@@ -146,6 +149,10 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
       now: () => this.#now(),
       run: (runId) => this.#run(runId),
       number: (runId) => this.#number(runId),
+    });
+    this.#rates = new SqliteRates(db, {
+      write: (fn) => this.#write(fn),
+      read: (fn) => this.#read(fn),
     });
     this.#ledger = new SqliteLedger(this.#sql, this.#queue, {
       write: (fn) => this.#write(fn),
@@ -446,6 +453,11 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
     this.#read(() => this.#limits.listQueued(f));
   readonly activeCount: LimitStore['activeCount'] = async (g, k) =>
     this.#read(() => this.#limits.activeCount(g, k));
+  // Rate limits on shared resources: internal/sqlite-rates.ts.
+  readonly admitRate: RateStore['admitRate'] = (request) => this.#rates.admitRate(request);
+  readonly settleRate: RateStore['settleRate'] = (r, id, n) => this.#rates.settleRate(r, id, n);
+  readonly blockRate: RateStore['blockRate'] = (r, until) => this.#rates.blockRate(r, until);
+  readonly rateWindow: RateStore['rateWindow'] = (r, at) => this.#rates.rateWindow(r, at);
   // Schedules: internal/sqlite-schedules.ts.
   readonly putSchedule: Store['putSchedule'] = (s) => this.#schedules.putSchedule(s);
   readonly getSchedule: Store['getSchedule'] = (id) => this.#schedules.getSchedule(id);
