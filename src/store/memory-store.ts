@@ -12,10 +12,12 @@ import { MemoryLedger } from './internal/memory-ledger.js';
 import { MemoryLimits } from './internal/memory-limits.js';
 import { MemoryMemos } from './internal/memory-memos.js';
 import { MemoryQueue } from './internal/memory-queue.js';
-import { checkGroup, hasLabels, isAfter, pickLease } from './internal/memory-rows.js';
+import { MemoryRates } from './internal/memory-rates.js';
+import { checkGroup, listed, pickLease } from './internal/memory-rows.js';
 import { MemorySchedules } from './internal/memory-schedules.js';
 import { MemorySignals } from './internal/memory-signals.js';
 import type { LimitStore } from './limits.js';
+import type { RateStore } from './rates.js';
 import { type DeletedRun, type DeleteOptions, noSuchRun, removalRefusal } from './run-removal.js';
 import type { SignalStore } from './signal-store.js';
 import type {
@@ -73,7 +75,7 @@ export interface MemoryStoreOptions {
  * const first = await run(g, input, { store });
  * const again = await resume(store, g, first.runId);
  */
-export class MemoryStore implements Store, WorkQueue, LimitStore, SignalStore {
+export class MemoryStore implements Store, WorkQueue, LimitStore, SignalStore, RateStore {
   readonly #runs = new Map<string, RunRows>();
   readonly #memos = new MemoryMemos();
   readonly #now: () => number;
@@ -275,20 +277,10 @@ export class MemoryStore implements Store, WorkQueue, LimitStore, SignalStore {
   }
 
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
-    const statuses = filter.status === undefined ? undefined : new Set([filter.status].flat());
-    const runs = [...this.#runs.values()]
-      .map((r) => this.#record(r))
-      .filter(
-        (r) =>
-          (statuses === undefined || statuses.has(r.status)) &&
-          (filter.graph === undefined || r.graph === filter.graph) &&
-          hasLabels(r.labels, filter.labels) &&
-          (filter.before === undefined || isAfter(r, filter.before)) &&
-          (filter.since === undefined || r.createdAt >= filter.since) &&
-          (filter.until === undefined || r.createdAt < filter.until),
-      )
-      .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
-    return filter.limit === undefined ? runs : runs.slice(0, Math.max(0, filter.limit));
+    return listed(
+      [...this.#runs.values()].map((r) => this.#record(r)),
+      filter,
+    );
   }
 
   async events(runId: string, afterSeq = 0): Promise<StoredEvent[]> {
@@ -356,6 +348,13 @@ export class MemoryStore implements Store, WorkQueue, LimitStore, SignalStore {
     this.#schedules.dueSchedules(g, at, limit);
   readonly nextScheduleAt: Store['nextScheduleAt'] = (g, after) =>
     this.#schedules.nextScheduleAt(g, after);
+
+  // Rate limits on shared resources: internal/memory-rates.ts.
+  readonly #rates = new MemoryRates();
+  readonly admitRate: RateStore['admitRate'] = (request) => this.#rates.admitRate(request);
+  readonly settleRate: RateStore['settleRate'] = (r, id, n) => this.#rates.settleRate(r, id, n);
+  readonly blockRate: RateStore['blockRate'] = (r, until) => this.#rates.blockRate(r, until);
+  readonly rateWindow: RateStore['rateWindow'] = (r, at) => this.#rates.rateWindow(r, at);
 
   async registerWorker(worker: Parameters<WorkQueue['registerWorker']>[0]): Promise<void> {
     this.#queue.registerWorker(worker);

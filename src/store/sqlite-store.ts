@@ -4,6 +4,7 @@ import { storeCorrupt } from '../error/store-corrupt.js';
 import { WaymarkError } from '../error/waymark-error.js';
 import { leaseLost, runOwned, takeLease } from './internal/leases.js';
 import {
+  checkHistory,
   type Row,
   readEvent,
   readLease,
@@ -25,11 +26,13 @@ import { SqliteLimits } from './internal/sqlite-limits.js';
 import { openStoreFile } from './internal/sqlite-open.js';
 import { type SqliteStoreOptions, sqliteOptions } from './internal/sqlite-options.js';
 import { SqliteQueue } from './internal/sqlite-queue.js';
+import { SqliteRates } from './internal/sqlite-rates.js';
 import { SqliteRetention } from './internal/sqlite-retention.js';
 import { SqliteSchedules } from './internal/sqlite-schedules.js';
 import { SqliteSignals } from './internal/sqlite-signals.js';
 import { leaseLostMessage, prefixed, refusedMessage, statements } from './internal/sqlite-sql.js';
 import type { LimitStore } from './limits.js';
+import type { RateStore } from './rates.js';
 import type { DeletedRun, DeleteOptions } from './run-removal.js';
 import type { SignalStore } from './signal-store.js';
 import type {
@@ -81,7 +84,7 @@ type Statements = { readonly [K in keyof typeof statements]: Database.Statement 
  * const other = new SqliteStore('var/runs.db'); // or { path: 'var/runs.db', synchronous: 'full' }
  * const first = await run(g, input, { store });
  */
-export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
+export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore, RateStore {
   /** The absolute path of the database file. */
   readonly path: string;
   readonly #db: Database.Database;
@@ -93,6 +96,7 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
   readonly #ledger: SqliteLedger;
   readonly #signals: SqliteSignals;
   readonly #retention: SqliteRetention;
+  readonly #rates: SqliteRates;
   /** Run numbers by run id, newest last: a number never changes once the run exists. */
   readonly #numbers = new Map<string, number>();
   readonly #now: () => number;
@@ -145,6 +149,10 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
       now: () => this.#now(),
       run: (runId) => this.#run(runId),
       number: (runId) => this.#number(runId),
+    });
+    this.#rates = new SqliteRates(db, {
+      write: (fn) => this.#write(fn),
+      read: (fn) => this.#read(fn),
     });
     this.#ledger = new SqliteLedger(this.#sql, this.#queue, {
       write: (fn) => this.#write(fn),
@@ -445,6 +453,11 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
     this.#read(() => this.#limits.listQueued(f));
   readonly activeCount: LimitStore['activeCount'] = async (g, k) =>
     this.#read(() => this.#limits.activeCount(g, k));
+  // Rate limits on shared resources: internal/sqlite-rates.ts.
+  readonly admitRate: RateStore['admitRate'] = (request) => this.#rates.admitRate(request);
+  readonly settleRate: RateStore['settleRate'] = (r, id, n) => this.#rates.settleRate(r, id, n);
+  readonly blockRate: RateStore['blockRate'] = (r, until) => this.#rates.blockRate(r, until);
+  readonly rateWindow: RateStore['rateWindow'] = (r, at) => this.#rates.rateWindow(r, at);
   // Schedules: internal/sqlite-schedules.ts.
   readonly putSchedule: Store['putSchedule'] = (s) => this.#schedules.putSchedule(s);
   readonly getSchedule: Store['getSchedule'] = (id) => this.#schedules.getSchedule(id);
@@ -577,21 +590,10 @@ export class SqliteStore implements Store, WorkQueue, LimitStore, SignalStore {
   #eventsAfter(run: RunRecord, num: number, afterSeq: number): StoredEvent[] {
     // Never below 0, so the key range cannot reach back into the previous run's rows.
     const after = Math.min(Math.max(0, Math.floor(afterSeq)) || 0, maxSqliteSeq);
-    const events = (this.#sql.eventsAfter.all({ num, after }) as Row[]).map((row) =>
-      readEvent(row, run.id),
-    );
-    let expected = after + 1;
-    for (const event of events) {
-      if (event.seq !== expected || event.seq > run.seq) {
-        const why =
-          event.seq > run.seq
-            ? `its event at seq ${event.seq} is past the run's seq ${run.seq}`
-            : `its events jump from seq ${expected - 1} to seq ${event.seq}`;
-        throw storeCorrupt(run.id, why, { table: 'events', key: event.seq });
-      }
-      expected++;
-    }
-    // The head is itself the row at the run's seq, so the events cannot end before it.
+    const rows = this.#sql.eventsAfter.all({ num, after }) as Row[];
+    const events = rows.map((row) => readEvent(row, run.id));
+    // The head is itself the row at the run's seq, so checkHistory's "ends before it" never fires.
+    checkHistory(run, events, after);
     return events;
   }
 }

@@ -4,6 +4,7 @@ import { itemsSuite } from './conformance/items.js';
 import { limitsSuite } from './conformance/limits.js';
 import { listingSuite } from './conformance/listing.js';
 import { ownershipSuite } from './conformance/ownership.js';
+import { ratesSuite } from './conformance/rates.js';
 import { removalSuite } from './conformance/removal.js';
 import { schedulesSuite } from './conformance/schedules.js';
 import type { Section } from './conformance/section.js';
@@ -64,7 +65,8 @@ export interface StoreFixture {
 
 /**
  * The behaviour every `Store` implementation shares: runs and their history, sequence numbers,
- * listing, ownership (leases), timers, effects, waits, memos, memory items, schedules and deleting runs. Each test gets a fresh store
+ * listing, ownership (leases), timers, effects, waits, memos, memory items, schedules, deleting
+ * runs and rate limits. Each test gets a fresh store
  * from `makeStore` and disposes of it with its `cleanup`. A store that cannot pass a test names
  * it in `skip`, with why.
  *
@@ -123,6 +125,7 @@ export function storeConformance(
     limitsSuite(section);
     schedulesSuite(section);
     signalsSuite(section);
+    ratesSuite(section);
     it('skips only tests the suite has, each with a reason', async () => {
       expect([...skips.keys()].filter((test) => !named.has(test))).toEqual([]);
       expect([...skips.values()].filter((reason) => reason.trim() === '')).toEqual([]);

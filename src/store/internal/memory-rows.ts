@@ -14,6 +14,23 @@ export function hasLabels(labels: string | null, wanted: RunFilter['labels']): b
   return Object.entries(wanted).every(([key, value]) => have[key] === value);
 }
 
+/** The runs `filter` lists, newest first (ties by id, larger first), as every store lists them. */
+export function listed(runs: readonly RunRecord[], filter: RunFilter): RunRecord[] {
+  const statuses = filter.status === undefined ? undefined : new Set([filter.status].flat());
+  const kept = runs
+    .filter(
+      (r) =>
+        (statuses === undefined || statuses.has(r.status)) &&
+        (filter.graph === undefined || r.graph === filter.graph) &&
+        hasLabels(r.labels, filter.labels) &&
+        (filter.before === undefined || isAfter(r, filter.before)) &&
+        (filter.since === undefined || r.createdAt >= filter.since) &&
+        (filter.until === undefined || r.createdAt < filter.until),
+    )
+    .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
+  return filter.limit === undefined ? kept : kept.slice(0, Math.max(0, filter.limit));
+}
+
 /** Whether a run comes after `position` in a listing (older, or as old with a smaller id). */
 export function isAfter(run: RunRecord, position: RunPosition): boolean {
   return (

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { WaymarkError } from '../../error/waymark-error.js';
 import { sqliteLimitsMigration } from './sqlite-limits.js';
+import { ratesMigration } from './sqlite-rates.js';
 import { schedulesMigration } from './sqlite-schedules.js';
 
 // The SQLite schema, as an ordered list of migrations. A database file records every migration
@@ -323,6 +324,9 @@ export const migrations: readonly string[] = [
     highest INTEGER NOT NULL
   );
   `,
+  // 13: rate limits on shared resources: admissions in a resource's last minute, and the
+  // blocks of a 429 (sqlite-rates.ts). They belong to no run.
+  ratesMigration,
 ];
 
 /** The schema version this code writes: the number of migrations. */
