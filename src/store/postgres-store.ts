@@ -4,6 +4,7 @@ import * as items from './internal/pg/items.js';
 import * as limits from './internal/pg/limits.js';
 import { createAdmitted } from './internal/pg/limits.js';
 import * as own from './internal/pg/ownership.js';
+import * as rates from './internal/pg/rates.js';
 import * as records from './internal/pg/records.js';
 import * as retention from './internal/pg/retention.js';
 import * as log from './internal/pg/run-log.js';
@@ -13,6 +14,7 @@ import * as queue from './internal/pg/work-queue.js';
 import type { PostgresStoreOptions } from './internal/pg-params.js';
 import { statementDeadlineOf } from './internal/pg-pool.js';
 import type { LimitStore } from './limits.js';
+import type { RateStore } from './rates.js';
 import type { DeletedRun, DeleteOptions } from './run-removal.js';
 import type { NewSchedule, ScheduleRecord, ScheduleState } from './schedule-store.js';
 import type { SignalStore } from './signal-store.js';
@@ -63,7 +65,9 @@ export type { PostgresStoreOptions } from './internal/pg-params.js';
  * const first = await run(g, input, { store });
  * await store.close();
  */
-export class PostgresStore implements Store, WorkQueue, RunCommits, LimitStore, SignalStore {
+export class PostgresStore
+  implements Store, WorkQueue, RunCommits, LimitStore, SignalStore, RateStore
+{
   /** The PostgreSQL schema that holds the store's tables. */
   readonly schema: string;
   readonly #db: PgConnection;
@@ -310,6 +314,12 @@ export class PostgresStore implements Store, WorkQueue, RunCommits, LimitStore, 
   readonly runLimit: LimitStore['runLimit'] = (id) => limits.runLimit(this.#db, id);
   readonly listQueued: LimitStore['listQueued'] = (f) => limits.listQueued(this.#db, f);
   readonly activeCount: LimitStore['activeCount'] = (g, k) => limits.activeCount(this.#db, g, k);
+
+  // Rate limits on shared resources: internal/pg/rates.ts.
+  readonly admitRate: RateStore['admitRate'] = (request) => rates.admitRate(this.#db, request);
+  readonly settleRate: RateStore['settleRate'] = (r, id, n) => rates.settleRate(this.#db, r, id, n);
+  readonly blockRate: RateStore['blockRate'] = (r, until) => rates.blockRate(this.#db, r, until);
+  readonly rateWindow: RateStore['rateWindow'] = (r, at) => rates.rateWindow(this.#db, r, at);
 
   createRuns(runs: readonly NewRun[], options?: { readonly wake?: boolean }): Promise<void> {
     return createAdmitted(this.#db, runs, (db) => queue.createRuns(db, runs, options));

@@ -24,7 +24,15 @@ const { schema } = db;
 beforeAll(async () => {
   if (skipReason !== undefined) return;
   // No statistics, ever, for the whole file: what a table has before its first autoanalyze.
-  for (const table of ['runs', 'events', 'snapshots', 'inbox', 'tasks', 'timers']) {
+  for (const table of [
+    'runs',
+    'events',
+    'snapshots',
+    'inbox',
+    'tasks',
+    'timers',
+    'rate_admissions',
+  ]) {
     await db.pool.query(`ALTER TABLE "${schema}".${table} SET (autovacuum_enabled = false)`);
   }
 });
@@ -157,6 +165,38 @@ describePg('PostgreSQL store: plans that do not depend on statistics', () => {
       const nodes = nodesOf(plan);
       expect(JSON.stringify(plan)).toContain('"Index Name":"tasks_due"');
       expectIndexWalk(nodes);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('an admission among 2,000 of other resources, none analyzed, reads its resource’s window by index', async () => {
+    // Every admission of a busy deployment's resources, and a minute of one: what an admission
+    // and a window's count must not read through.
+    await db.pool.query(
+      `INSERT INTO "${schema}".rate_admissions (resource, id, at, tokens)
+       SELECT 'other-' || (i % 20), 'a' || i, 1000000 - i, 10 FROM generate_series(1, 2000) i
+       UNION ALL SELECT 'openai', 'b' || i, 1000000 - i * 1000, 10 FROM generate_series(1, 90) i`,
+    );
+    const client = await plannedAsTheStore();
+    try {
+      const statements = pgStatements(`"${schema}"`);
+      for (const key of ['rateLook', 'rateWindow', 'rateSettle'] as const) {
+        const args = key === 'rateSettle' ? `('openai', 'b1', 5)` : `('openai', 1000000)`;
+        const plan = await analyzedPlan(
+          client,
+          `p_${key.toLowerCase()}`,
+          statements[key].text,
+          args,
+        );
+        const nodes = nodesOf(plan);
+        const scans = nodes.filter(
+          (n) => n.relation === 'rate_admissions' && n.type.includes('Scan'),
+        );
+        expect(scans.length).toBeGreaterThan(0);
+        for (const scan of scans) expect(scan.type).toMatch(/^Index (Only )?Scan$/);
+        expectIndexWalk(nodes);
+      }
     } finally {
       await client.end();
     }

@@ -4,6 +4,7 @@ import { foldFailuresMigration } from './pg-fold-failures.js';
 import { itemsMigration } from './pg-items-sql.js';
 import { limitsMigration } from './pg-limits-sql.js';
 import { queueMigration, wakeOnlyMigration, workChannel } from './pg-queue-sql.js';
+import { ratesMigration } from './pg-rates-sql.js';
 import { retentionMigration } from './pg-retention-sql.js';
 import { schedulesMigration } from './pg-schedules-sql.js';
 import { signalsMigration } from './pg-signals-sql.js';
@@ -161,6 +162,9 @@ export const pgMigrations: readonly ((s: string) => string)[] = [
   // 14: retention: the runs a run reads recorded outputs from (reuseFrom, a rewind's source),
   // so that deleting one of those is refused while the run reading it goes on (pg-retention-sql.ts).
   (s) => retentionMigration(s),
+  // 15: rate limits on shared resources: admissions in a resource's last minute, and the
+  // blocks of a 429 (pg-rates-sql.ts). They belong to no run.
+  (s) => ratesMigration(s),
 ];
 
 /** The schema version this code writes: the number of migrations. */

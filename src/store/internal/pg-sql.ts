@@ -4,6 +4,7 @@ import { foldFailureTexts } from './pg-fold-failures.js';
 import { itemTexts } from './pg-items-sql.js';
 import { limitTexts } from './pg-limits-sql.js';
 import { queueTexts, runCandidates, scheduleCtes } from './pg-queue-sql.js';
+import { rateTexts } from './pg-rates-sql.js';
 import { scheduleRowTexts } from './pg-schedules-sql.js';
 import { signalTexts } from './pg-signals-sql.js';
 import { watchTexts } from './pg-watch-sql.js';
@@ -160,6 +161,7 @@ function texts(s: string) {
     ...limitTexts(s),
     ...scheduleRowTexts(s),
     ...signalTexts(s),
+    ...rateTexts(s),
     createRun: `WITH run AS (
         INSERT INTO ${s}.runs (id, graph, graph_hash, graph_version, state_version, format, labels,
           created_at, seq, status, error, updated_at)

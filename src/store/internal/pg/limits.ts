@@ -1,13 +1,11 @@
 // Concurrency limits on PostgreSQL (limits.ts); the SQL is in pg-limits-sql.ts.
 
-import type pg from 'pg';
 import type { QueuedFilter, RunLimitRecord } from '../../limits.js';
 import type { NewRun } from '../../store.js';
-import { unavailable } from '../pg-errors.js';
 import { limitParam } from '../pg-params.js';
-import { pgTypes } from '../pg-rows.js';
 import type { Row } from '../rows.js';
 import type { PgConnection } from './connection.js';
+import { inTransaction } from './transaction.js';
 
 /**
  * Creates runs with `create` and admits those with a limit, in one transaction on one pooled
@@ -20,48 +18,15 @@ export async function createAdmitted(
   create: (on: PgConnection) => Promise<void>,
 ): Promise<void> {
   if (runs.every((r) => r.limit === undefined)) return create(db);
-  await db.ready();
-  let client: pg.PoolClient;
-  try {
-    client = await db.pool.connect();
-  } catch (error) {
-    throw unavailable(db.schema, error);
-  }
-  // The same statements on this connection: what `create` sends joins the transaction.
-  const on = Object.create(db, {
-    query: {
-      value: async (
-        statement: { name: string; text: string },
-        values: readonly unknown[],
-        refusal?: (error: unknown) => Error | undefined,
-      ) => {
-        try {
-          return await client.query({
-            text: statement.text,
-            values: values as unknown[],
-            types: pgTypes,
-          });
-        } catch (error) {
-          throw refusal?.(error) ?? unavailable(db.schema, error);
-        }
-      },
-    },
-  }) as PgConnection;
-  let done = false;
-  try {
-    await on.query({ name: '', text: 'BEGIN' }, []);
+  // What `create` sends on `on` joins the transaction.
+  await inTransaction(db, async (on) => {
     await create(on);
     for (const run of runs) {
       if (run.limit === undefined) continue;
       const { key, concurrency } = run.limit;
       await on.query(db.sql.limitAdmit, [run.id, run.graph, key, concurrency, run.createdAt]);
     }
-    await on.query({ name: '', text: 'COMMIT' }, []);
-    done = true;
-  } finally {
-    if (!done) await client.query('ROLLBACK').catch(() => {});
-    client.release();
-  }
+  });
 }
 
 export async function runLimit(
