@@ -114,7 +114,8 @@ export interface RunOptions {
    * A run left waiting only on sleeps, one due within this many ms, is slept through in this
    * process, on its clock, holding the run; a later sleep returns `waiting` for whoever hosts
    * the run to wake (a worker, `waymark serve`, a `resume()` once it is due). Default 5,000
-   * with a store; without one every sleep is slept through (nothing else could wake it).
+   * with a store; without one every sleep is slept through (nothing else could wake it). An
+   * attempt deferred by its node's `rateLimit` is slept through up to a minute by default.
    */
   readonly holdSleepsMs?: number;
   /**

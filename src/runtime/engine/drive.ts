@@ -73,6 +73,8 @@ export interface DriveOptions
    * up: the drive sleeps on its clock and wakes it itself (in process). Default 0: never.
    */
   readonly holdSleepsMs?: number;
+  /** The same for an activation its rate limit deferred (a minute at most, but for a 429). */
+  readonly holdRateSleepsMs?: number;
 }
 
 /** What a drive's first commit did. */
@@ -422,16 +424,23 @@ export class Drive {
    * `holdSleepsMs`: the drive then keeps it, and its lease, and wakes it on its clock.
    */
   #holds(snapshot: Snapshot): boolean {
-    const hold = this.#options.holdSleepsMs ?? 0;
-    if (hold <= 0 || snapshot.status !== 'waiting' || this.#stopping()) return false;
+    if (snapshot.status !== 'waiting' || this.#stopping()) return false;
     const now = this.#options.clock.now();
     let soon = false;
     for (const a of snapshot.pending) {
       if (a.waiting !== undefined || a.paused === true) return false;
       const until = a.sleeping?.until;
-      if (until !== undefined && until - now <= hold) soon = true;
+      const hold = this.#holdOf(a);
+      if (until !== undefined && hold > 0 && until - now <= hold) soon = true;
     }
     return soon;
+  }
+
+  /** How far ahead a sleep of this activation is slept through here: see the hold options. */
+  #holdOf(a: Snapshot['pending'][number]): number {
+    const hold = this.#options.holdSleepsMs ?? 0;
+    if (a.sleeping?.rate === undefined) return hold;
+    return Math.max(hold, this.#options.holdRateSleepsMs ?? 0);
   }
 
   /**
@@ -440,7 +449,6 @@ export class Drive {
    * dropped with their branch or run. Its wake is stepped like any event.
    */
   #armSleeps(snapshot: Snapshot): void {
-    const hold = this.#options.holdSleepsMs ?? 0;
     for (const [id, stop] of this.#sleeps) {
       if (!snapshot.pending.some((a) => a.id === id && a.sleeping !== undefined)) {
         stop.abort(disarmed);
@@ -448,11 +456,13 @@ export class Drive {
       }
     }
     const live = snapshot.status === 'running' || snapshot.status === 'waiting';
-    if (hold <= 0 || !live) return;
+    if (!live) return;
     const { clock } = this.#options;
     for (const a of snapshot.pending) {
       const until = a.sleeping?.until;
-      if (until === undefined || this.#sleeps.has(a.id) || until - clock.now() > hold) continue;
+      if (until === undefined || this.#sleeps.has(a.id)) continue;
+      const hold = this.#holdOf(a);
+      if (hold <= 0 || until - clock.now() > hold) continue;
       const stop = new AbortController();
       this.#sleeps.set(a.id, stop);
       const wake = (): void => {

@@ -1,6 +1,6 @@
 import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
-import { keepsRates } from '../../store/rates.js';
+import { keepsRates, RATE_WINDOW_MS } from '../../store/rates.js';
 import type { Lease } from '../../store/store.js';
 import { type ExecutorOptions, LocalExecutor } from '../attempt/executor.js';
 import { type Clock, systemClock } from '../clock.js';
@@ -133,6 +133,9 @@ export async function driveInProcess(
     holdSleepsMs:
       options.holdSleepsMs ??
       (store === undefined ? Number.POSITIVE_INFINITY : defaultHoldSleepsMs),
+    // A rate limit throttles, it does not stop: its deferral (a window's length at most) is
+    // slept through here unless the caller set how long to hold sleeps.
+    holdRateSleepsMs: options.holdSleepsMs ?? RATE_WINDOW_MS,
     onCommitted: (s, committed, at) => {
       if (segment !== undefined) tellStep(segment, graph, s.before, s.event, s.result, s.trace);
       if (watch === undefined) return;
