@@ -54,7 +54,7 @@ const optIn = new Set(['workers', 'time']);
 const parts: Readonly<Record<string, readonly (readonly string[])[]>> = {
   sqlite: [['chain'], ['loop']],
   subgraph: [['memory'], ['sqlite']],
-  time: [['asleep'], ['wake']],
+  time: [['asleep'], ['wake'], ['signal'], ['rate']],
   workers: [['throughput'], ['fanout'], ['latency'], ['step'], ['takeover'], ['widemap']],
 };
 

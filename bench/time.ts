@@ -7,6 +7,8 @@
 //                                            after the sleep starts, on 1 and on 2 workers
 //   node --import tsx bench/time.ts signal   signal() -> start of the node after the event, on a
 //                                            worker woken by NOTIFY
+//   node --import tsx bench/time.ts rate     more calls than a rate limit allows, on 2 workers:
+//                                            the calls over the limit in any minute (goal 0)
 //
 // Run them: npm run bench -- time (needs PostgreSQL: WAYMARK_PG_URL). Each measurement works in
 // a fresh schema and drops it. Printed, never asserted.
@@ -276,10 +278,70 @@ async function signalled(bench: WorkerBench): Promise<PartReport> {
   };
 }
 
+/**
+ * More runs of a rate-limited call than its quota allows in a minute, on two worker processes:
+ * the most calls that started in any 60 s (sliding, by the wall clock), and how many of them
+ * were over the limit (goal 0). The worker processes are told the quota by WAYMARK_BENCH_RPM.
+ */
+async function rate(bench: WorkerBench): Promise<PartReport> {
+  const rpm = Number(process.env.WAYMARK_BENCH_RPM ?? 60);
+  const count = Math.round(rpm * (bench.quick ? 1.5 : 2.5));
+  const metered = bench.graphs.metered;
+  check(metered !== undefined, 'this build of waymark has no rate limits: measure one that has');
+  const calls: number[] = [];
+  let elapsedMs = 0;
+  await inSchema(bench.admin, 'rate', async (schema) => {
+    progress(`rate: ${count} runs at ${rpm} a minute, 2 workers`);
+    const store = await bench.store(schema);
+    const children = await startWaymarkWorkers(store, bench.build, 2);
+    for (const child of children) {
+      child.onLine((line) => {
+        const [what, , at] = line.split(' ');
+        if (what === 'called') calls.push(Number(at));
+      });
+    }
+    const started = Date.now();
+    await bench.wm.enqueueAll(
+      store,
+      metered,
+      Array.from({ length: count }, () => ({})),
+    );
+    const until = started + (Math.ceil(count / rpm) + 1) * 60_000 + 30_000;
+    while (calls.length < count) {
+      check(Date.now() < until, `only ${calls.length} of ${count} calls were made`);
+      await sleep(200);
+    }
+    elapsedMs = Date.now() - started;
+    await stopAll(children);
+    await store.close();
+  });
+  const sorted = calls.toSorted((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i]! - sorted[j]! >= 60_000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return {
+    title: 'rate limits: requests admitted above the limit',
+    rows: [
+      {
+        measure: `overshoot, ${count} calls at ${rpm}/min on 2 workers`,
+        unit: 'calls',
+        text: `${Math.max(0, most - rpm)} over the limit (most in any 60 s: ${most} of ${rpm}), all made in ${(elapsedMs / 1000).toFixed(0)} s`,
+      },
+    ],
+    notes: [
+      'overshoot: the most calls whose bodies started within any 60 s window (sliding, by the wall clock shared by the worker processes), minus requestsPerMinute; goal 0',
+    ],
+    details: { rpm, calls: sorted },
+  };
+}
+
 const parts: Readonly<Record<string, (bench: WorkerBench) => Promise<PartReport>>> = {
   asleep,
   wake,
   signal: signalled,
+  rate,
 };
 
 const part = process.argv[2] ?? '';

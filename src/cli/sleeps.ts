@@ -8,6 +8,8 @@ export interface SleepView {
   readonly activation: string;
   readonly node: string;
   readonly until: string;
+  /** The resource whose rate limit deferred its attempt, if that is why it sleeps. */
+  readonly rateLimited?: string;
 }
 
 /** The run's sleeps, soonest first. */
@@ -15,7 +17,12 @@ export function sleepViews(snapshot: Snapshot): SleepView[] {
   return snapshot.pending
     .flatMap((a) => (a.sleeping?.until === undefined ? [] : [{ a, until: a.sleeping.until }]))
     .sort((x, y) => x.until - y.until)
-    .map(({ a, until }) => ({ activation: a.id, node: a.node, until: iso(until) }));
+    .map(({ a, until }) => ({
+      activation: a.id,
+      node: a.node,
+      until: iso(until),
+      ...(a.sleeping?.rate !== undefined && { rateLimited: a.sleeping.rate }),
+    }));
 }
 
 /**

@@ -103,7 +103,10 @@ export function ActivationDetail(props: {
       </p>
       {a.sleepsUntil !== undefined && (
         <p className="sleeping" data-testid="sleeps-until">
-          sleeping until {when(a.sleepsUntil)}: a worker or waymark serve wakes the run then
+          {a.rateLimited === undefined
+            ? 'sleeping until '
+            : `queued for rate limit "${a.rateLimited}" until `}
+          {when(a.sleepsUntil)}: a worker or waymark serve wakes the run then
         </p>
       )}
       <h3>Attempts</h3>

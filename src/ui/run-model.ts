@@ -33,6 +33,8 @@ export interface ActivationView {
   requestId?: string;
   /** When it wakes (ms since the epoch), while it sleeps: a sleep node, a node's notBefore. */
   sleepsUntil?: number;
+  /** While it sleeps because its rate limit had no room: the resource. */
+  rateLimited?: string;
   /** What it told with `ctx.emit`. */
   readonly emitted: { readonly name: string; readonly data: unknown }[];
 }
@@ -80,10 +82,13 @@ export function applyEvent(model: RunModel, e: StreamEvent): void {
         // Asleep: the run waits for its time; no attempt of it has been scheduled yet.
         a.status = 'waiting';
         a.sleepsUntil = msOf(e.notBefore);
+        if (e.rateLimited !== undefined) a.rateLimited = e.rateLimited;
+        else delete a.rateLimited;
         return;
       }
       a.status = 'scheduled';
       delete a.sleepsUntil;
+      delete a.rateLimited;
       const attempt: AttemptView = { attempt: e.attempt ?? 1, status: 'scheduled' };
       if (e.notBefore !== undefined) attempt.notBefore = msOf(e.notBefore);
       attemptOf(a, attempt.attempt, attempt);

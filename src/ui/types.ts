@@ -165,6 +165,8 @@ export interface StreamEvent {
   readonly notBefore?: Iso;
   /** With `notBefore`: the activation sleeps until then (a sleep, a node's notBefore). */
   readonly sleeping?: true;
+  /** With `sleeping`: the resource whose rate limit deferred the attempt. */
+  readonly rateLimited?: string;
   readonly update?: unknown;
   readonly reused?: true;
   readonly error?: ErrorValue;

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { END, graph, isWaymarkError, keepsRates, resume, run } from '../../src/index.js';
+import {
+  END,
+  graph,
+  isWaymarkError,
+  keepsRates,
+  resume,
+  run,
+  type StreamEvent,
+} from '../../src/index.js';
 import { fakeClock } from '../support/clock.js';
 import { stores } from '../support/stores.js';
 
@@ -83,6 +91,51 @@ describe.each(stores)('a rate-limited node, with the %s store', (_name, makeStor
     expect((await second).status).toBe('succeeded');
     expect(bodies.call).toBe(2);
     expect(await store.listTimers('b')).toEqual([]);
+  });
+
+  it('tells a watcher the deferred attempt sleeps for its rate limit, naming the resource', async () => {
+    const store = makeStore();
+    const clock = fakeClock(1_000);
+    const g = limited({ call: 0 }, { resource: 'api', requestsPerMinute: 1 });
+    await run(g, {}, { store, runId: 'a', clock });
+    const events: StreamEvent[] = [];
+    await run(g, {}, { store, runId: 'b', clock, holdSleepsMs: 0, watch: (e) => events.push(e) });
+    expect(events.filter((e) => e.type === 'activation.scheduled').at(-1)).toMatchObject({
+      activation: 'call:1',
+      attempt: 1,
+      notBefore: 1_000 + minute,
+      sleeping: true,
+      rateLimited: 'api',
+    });
+  });
+
+  it("a provider's 429 with Retry-After blocks the resource for every run until then", async () => {
+    const store = makeStore();
+    const clock = fakeClock(1_000);
+    const Throttled = z.object({ refuse: z.boolean().default(false) });
+    const g = graph('throttled', { state: Throttled })
+      .node(
+        'call',
+        (s) => {
+          if (s.refuse)
+            throw Object.assign(new Error('Too Many Requests'), {
+              status: 429,
+              headers: { 'retry-after': '30' },
+            });
+          return {};
+        },
+        { rateLimit: { resource: 'api', requestsPerMinute: 100 } },
+      )
+      .edge('call', END)
+      .entry('call')
+      .compile();
+    expect((await run(g, { refuse: true }, { store, runId: 'a', clock })).status).toBe('failed');
+    const next = await run(g, {}, { store, runId: 'b', clock, holdSleepsMs: 0 });
+    expect(next.status === 'waiting' && next.wakesAt).toBe(1_000 + 30_000);
+    if (keepsRates(store))
+      expect((await store.rateWindow('api', clock.now())).blockedUntil).toBe(31_000);
+    await clock.advance(30_000);
+    expect((await resume(store, g, 'b', { clock })).status).toBe('succeeded');
   });
 
   it('counts tokens from recorded usage, with maxTokens reserved until the attempt settles', async () => {

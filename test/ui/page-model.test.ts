@@ -174,6 +174,31 @@ describe('the path drawn from the events of a run', () => {
     expect(send.attempts.map((a) => [a.attempt, a.notBefore])).toEqual([[1, undefined]]);
   });
 
+  it('shows an attempt its rate limit deferred as queued for the resource until its window has room', () => {
+    const m = emptyModel();
+    const until = new Date(60_000).toISOString();
+    applyEvent(
+      m,
+      ev('activation.scheduled', {
+        activation: 'call:1',
+        node: 'call',
+        parent: null,
+        attempt: 1,
+        notBefore: until,
+        sleeping: true,
+        rateLimited: 'openai',
+      }),
+    );
+    const call = m.byId.get('call:1')!;
+    expect([call.status, call.sleepsUntil, call.rateLimited]).toEqual([
+      'waiting',
+      60_000,
+      'openai',
+    ]);
+    applyEvent(m, ev('activation.scheduled', { activation: 'call:1', node: 'call', attempt: 1 }));
+    expect([call.status, call.rateLimited]).toEqual(['scheduled', undefined]);
+  });
+
   it('counts activations per node, the edges taken, retries, fan-out copies, and where it stands', () => {
     const m = emptyModel();
     applyEvent(m, ev('activation.scheduled', { activation: 'a:1', node: 'a', parent: null }));

@@ -32,6 +32,13 @@ export interface CueState {
   sentNs: string;
 }
 export type CueGraph = Waymark.CompiledGraph<CueState, Partial<CueState>>;
+/** The state of the metered graph: one rate-limited call. */
+export interface MeteredState {
+  n: number;
+}
+export type MeteredGraph = Waymark.CompiledGraph<MeteredState, Partial<MeteredState>>;
 export declare function benchGraphs(
   waymark: typeof Waymark,
-): Record<BenchGraphName, BenchGraph> & { readonly nap?: NapGraph; readonly cue?: CueGraph };
+): Record<BenchGraphName, BenchGraph> & { readonly nap?: NapGraph; readonly cue?: CueGraph;
+  readonly metered?: MeteredGraph;
+};

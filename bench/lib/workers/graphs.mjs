@@ -142,6 +142,25 @@ export function benchGraphs(waymark) {
           .edge('after', END)
           .entry('go')
           .compile();
+  // One call to a shared resource limited to WAYMARK_BENCH_RPM requests a minute (default 60):
+  // each body says when it started, by the wall clock every worker process shares. Absent from
+  // builds before rate limits existed (their builder ignores the option: no `keepsRates`).
+  const rpm = Number(process.env.WAYMARK_BENCH_RPM ?? 60);
+  const metered =
+    waymark.keepsRates === undefined
+      ? undefined
+      : graph('metered', { state: z.object({ n: z.number().default(0) }) })
+          .node(
+            'call',
+            async (_s, ctx) => {
+              process.stdout.write(`called ${ctx.runId} ${Date.now()}\n`);
+              return { n: 1 };
+            },
+            { rateLimit: { resource: 'bench-api', requestsPerMinute: rpm } },
+          )
+          .edge('call', END)
+          .entry('call')
+          .compile();
   return {
     one,
     chain10,
@@ -152,5 +171,6 @@ export function benchGraphs(waymark) {
     hold,
     ...(nap && { nap }),
     ...(cue && { cue }),
+    ...(metered && { metered }),
   };
 }

@@ -127,7 +127,10 @@ export async function show(
     out.line(`waiting  ${w.node} asks "${w.prompt}" (request ${w.requestId}${closes})`);
     out.line(`         answer schema: ${JSON.stringify(w.schema)}`);
   }
-  for (const z of sleeps) out.line(`sleeping ${z.activation} until ${z.until}`);
+  for (const z of sleeps) {
+    if (z.rateLimited === undefined) out.line(`sleeping ${z.activation} until ${z.until}`);
+    else out.line(`queued ${z.activation} for rate limit "${z.rateLimited}" until ${z.until}`);
+  }
   for (const a of answered) {
     out.line(`answered ${a.node} by ${a.by}: ${JSON.stringify(a.answer)}`);
   }

@@ -53,6 +53,8 @@ export type StreamEventBody =
       readonly branch?: BranchRef;
       readonly notBefore?: number;
       readonly sleeping?: true;
+      /** With `sleeping`: the resource whose rate limit deferred the attempt (`rateLimit`). */
+      readonly rateLimited?: string;
     }
   | {
       readonly type: 'activation.completed';
@@ -365,5 +367,6 @@ function scheduled(a: Activation, notBefore: number | undefined, sleeping?: true
     ...(a.branch !== undefined && { branch: a.branch }),
     ...(notBefore !== undefined && { notBefore }),
     ...(sleeping && { sleeping }),
+    ...(sleeping && a.sleeping?.rate !== undefined && { rateLimited: a.sleeping.rate }),
   };
 }
