@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { thrownData } from '../error/thrown-data.js';
 import { isWaymarkError, WaymarkError } from '../error/waymark-error.js';
 import type { NodeContext, ToolCallRecord } from '../graph/types.js';
+import { admissionOf } from '../runtime/attempt/call-admission.js';
 import { budgetError, type Meter } from './meter.js';
 import type { LanguageModelV3 } from './spec.js';
 import { streamedCall } from './streamed.js';
@@ -49,6 +50,10 @@ export async function converse<O>(c: Conversation<O>): Promise<O> {
   let messages = [...c.messages];
   let turns = 0;
   let invalid = 0;
+  // The attempt's admission covered its first call; every later one is a request of its own.
+  const admit = admissionOf(ctx);
+  let calls = 0;
+  const prepareStep = admit && (async () => void (++calls > 1 && (await admit(calls))));
   for (;;) {
     meter.assertRoom();
     let started = performance.now();
@@ -67,6 +72,7 @@ export async function converse<O>(c: Conversation<O>): Promise<O> {
         // Retries belong to the node's retry policy, where the trace shows them.
         maxRetries: 0,
         abortSignal: ctx.signal,
+        ...(prepareStep && { prepareStep }),
         ...(c.temperature !== undefined && { temperature: c.temperature }),
         ...outputLimit(c, meter),
         onStepFinish: (step) => {

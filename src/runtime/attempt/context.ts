@@ -17,6 +17,7 @@ import { confineExec } from '../../workspace/confine.js';
 import { type WorkspaceSession, workspaceHandle } from '../../workspace/session.js';
 import type { Activation, AttemptReport, RunLimits } from '../core/snapshot.js';
 import { recordedMemory } from '../memory/recorded.js';
+import { callAdmission } from './call-admission.js';
 import type { Beat } from './execute.js';
 
 /** How often an attempt's heartbeats reach the drive's watchers, at most. */
@@ -71,6 +72,8 @@ export class AttemptContext implements NodeContext {
       readonly liveBeat?: (at: number, details: unknown) => void;
       /** Shared with the attempt's idle timer, when its node has `idleTimeoutMs`. */
       readonly beat?: Beat;
+      /** Admits the attempt's later calls, when its node is rate-limited (call-admission.ts). */
+      readonly admitCall?: ((call: number, signal: AbortSignal) => Promise<void>) | undefined;
     },
     signal: AbortSignal | (() => AbortSignal),
     exec?: readonly string[],
@@ -93,6 +96,9 @@ export class AttemptContext implements NodeContext {
     this.spend = input.spent;
     this.#limits = input.limits;
     this.#beat = input.beat;
+    const admit = input.admitCall;
+    if (admit !== undefined)
+      Object.defineProperty(this, callAdmission, { value: (n: number) => admit(n, this.signal) });
   }
 
   /** The attempt's last heartbeat, if it sent one (or has an idle timer). */

@@ -43,6 +43,8 @@ export interface AttemptInput {
   readonly liveBeat?: (at: number, details: unknown) => void;
   /** Shared with the attempt's idle timer (set here, by `executeAttempt`). */
   readonly beat?: Beat;
+  /** Admits the attempt's calls after the first, for a rate-limited node (rate-admission.ts). */
+  readonly admitCall?: ((call: number, signal: AbortSignal) => Promise<void>) | undefined;
 }
 
 /** An attempt's last heartbeat, shared by its context (which beats) and its idle timer. */

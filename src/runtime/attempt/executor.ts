@@ -11,7 +11,7 @@ import type { AttemptScope } from '../watch/telemetry.js';
 import { cachedAttempt, cacheKeyOf, remember, reusedAttempt } from './cache.js';
 import { type Attempt, executeAttempt, failedAttempt } from './execute.js';
 import { inputHash } from './input-hash.js';
-import { admitAttempt, settleAttempt } from './rate-admission.js';
+import { admitAttempt, callAdmitter, settleAttempt } from './rate-admission.js';
 
 /** What a {@link LocalExecutor} needs besides the graph. */
 export interface ExecutorOptions {
@@ -146,6 +146,9 @@ export class LocalExecutor implements Executor {
       }),
       ...(this.#options.onHeartbeat !== undefined && {
         liveBeat: this.#liveBeat(activation, this.#options.onHeartbeat),
+      }),
+      ...(node.def.rateLimit !== undefined && {
+        admitCall: callAdmitter(this.#options.rates, node, activation, snapshot.runId, clock),
       }),
     };
     const start = () => {

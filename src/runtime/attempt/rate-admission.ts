@@ -38,6 +38,7 @@ export async function admitAttempt(
       resource: limit.resource,
       id: admissionId(runId, activation),
       at,
+      now: () => clock.now(),
       ...(limit.requestsPerMinute !== undefined && { requestsPerMinute: limit.requestsPerMinute }),
       ...(limit.tokensPerMinute !== undefined && { tokensPerMinute: limit.tokensPerMinute }),
       reserveTokens: node.def.spend?.maxTokens ?? 0,
@@ -59,6 +60,46 @@ export async function admitAttempt(
     reason,
   });
   return failedAttempt(activation, error, at, at);
+}
+
+/**
+ * How an attempt of a rate-limited node admits its provider calls after the first (a model
+ * node's schema retries, an agent's turns), each a request of its own under the attempt's id
+ * and its number: a call the window has no room for waits inside the attempt, on its clock,
+ * until it has (the attempt has begun a conversation that cannot be put down and picked up).
+ * Its tokens are the attempt's, settled on its first admission. Undefined when nothing limits.
+ *
+ * @example
+ * const admitCall = callAdmitter(store, node, activation, runId, clock);
+ */
+export function callAdmitter(
+  rates: RateStore | undefined,
+  node: RuntimeNode,
+  activation: Activation,
+  runId: string,
+  clock: Clock,
+): ((call: number, signal: AbortSignal) => Promise<void>) | undefined {
+  const limit = node.def.rateLimit;
+  if (limit === undefined || rates === undefined) return undefined;
+  const id = admissionId(runId, activation);
+  return async (call, signal) => {
+    for (;;) {
+      const at = clock.now();
+      const decision = await rates.admitRate({
+        resource: limit.resource,
+        id: `${id}.${call}`,
+        at,
+        now: () => clock.now(),
+        ...(limit.requestsPerMinute !== undefined && {
+          requestsPerMinute: limit.requestsPerMinute,
+        }),
+        ...(limit.tokensPerMinute !== undefined && { tokensPerMinute: limit.tokensPerMinute }),
+      });
+      if (decision.admitted) return;
+      await clock.sleep(Math.max(1, decision.until - at), signal);
+      signal.throwIfAborted();
+    }
+  };
 }
 
 /**

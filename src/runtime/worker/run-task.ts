@@ -6,7 +6,7 @@ import type { ClaimedTask, Store } from '../../store/store.js';
 import type { WorkQueue } from '../../store/work-queue.js';
 import { cachedAttempt, cacheKeyOf, remember } from '../attempt/cache.js';
 import { type Attempt, executeAttempt, failedAttempt } from '../attempt/execute.js';
-import { admitAttempt, settleAttempt } from '../attempt/rate-admission.js';
+import { admitAttempt, callAdmitter, settleAttempt } from '../attempt/rate-admission.js';
 import { type TaskInput, taskInputOf } from '../attempt/task-input.js';
 import type { Clock } from '../clock.js';
 import { recordedAttempt } from '../codec/untracked.js';
@@ -129,6 +129,9 @@ export async function attemptOf(
       spent: input.spent,
       limits: input.limits,
       clock,
+      ...(rates !== undefined && {
+        admitCall: callAdmitter(rates, node, activation, runId, clock),
+      }),
     });
   const attempt = observed === undefined ? await body() : await observed.within(body);
   await settleAttempt(rates, node, activation, runId, attempt);

@@ -23,7 +23,9 @@ export class MemoryRates implements RateStore {
   readonly #admissions = new Map<string, Map<string, RateRow>>();
   readonly #blocks = new Map<string, number>();
 
-  async admitRate(request: RateRequest): Promise<RateDecision> {
+  async admitRate(asked: RateRequest): Promise<RateDecision> {
+    // Nothing waits for a lock here, but the time is read the way every store reads it.
+    const request = { ...asked, at: asked.now?.() ?? asked.at };
     const rows = this.#admissions.get(request.resource) ?? new Map<string, RateRow>();
     for (const [id, row] of rows) if (row.at <= request.at - RATE_WINDOW_MS) rows.delete(id);
     const { decision, record } = decideRate(

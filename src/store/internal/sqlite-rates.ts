@@ -71,11 +71,17 @@ export class SqliteRates implements RateStore {
   }
 
   async admitRate(request: RateRequest): Promise<RateDecision> {
-    const { resource, id, at } = request;
+    const { resource, id } = request;
     return this.#host.write(() => {
+      // Read inside the write lock: see RateRequest.now.
+      const at = request.now?.() ?? request.at;
       this.#sql.sweep.run(resource, at - RATE_WINDOW_MS);
       const rows = this.#sql.window.all(resource, at - RATE_WINDOW_MS) as RateRow[];
-      const { decision, record } = decideRate(request, rows, this.#blockedAt(resource, at));
+      const { decision, record } = decideRate(
+        { ...request, at },
+        rows,
+        this.#blockedAt(resource, at),
+      );
       if (record) this.#sql.admit.run(resource, id, at, request.reserveTokens ?? 0);
       return decision;
     });

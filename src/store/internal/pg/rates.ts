@@ -15,11 +15,12 @@ import { inTransaction } from './transaction.js';
  * await admitRate(db, { resource: 'openai', id: 'r1/a#1', at: Date.now(), requestsPerMinute: 60 });
  */
 export function admitRate(db: PgConnection, request: RateRequest): Promise<RateDecision> {
-  const { resource, id, at } = request;
+  const { resource, id } = request;
   return inTransaction(
     db,
     async (on) => {
       await on.query(db.sql.rateLock, [resource]);
+      const at = request.now?.() ?? request.at;
       const { rows } = await on.query(db.sql.rateLook, [resource, at]);
       const window: RateRow[] = [];
       let blockedUntil: number | undefined;
@@ -27,7 +28,7 @@ export function admitRate(db: PgConnection, request: RateRequest): Promise<RateD
         if (row.kind === 'block') blockedUntil = Number(row.at);
         else window.push({ id: String(row.id), at: Number(row.at), tokens: Number(row.tokens) });
       }
-      const { decision, record } = decideRate(request, window, blockedUntil);
+      const { decision, record } = decideRate({ ...request, at }, window, blockedUntil);
       if (record) await on.query(db.sql.rateAdmit, [resource, id, at, request.reserveTokens ?? 0]);
       return decision;
     },
