@@ -39,6 +39,8 @@ export interface MeteredState {
 export type MeteredGraph = Waymark.CompiledGraph<MeteredState, Partial<MeteredState>>;
 export declare function benchGraphs(
   waymark: typeof Waymark,
-): Record<BenchGraphName, BenchGraph> & { readonly nap?: NapGraph; readonly cue?: CueGraph;
+): Record<BenchGraphName, BenchGraph> & {
+  readonly nap?: NapGraph;
+  readonly cue?: CueGraph;
   readonly metered?: MeteredGraph;
 };
