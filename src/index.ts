@@ -189,7 +189,7 @@ export { Worker } from './runtime/worker/worker.js';
 export type { MemoryStoreOptions } from './store/memory-store.js';
 export { MemoryStore } from './store/memory-store.js';
 export type { RateDecision, RateRequest, RateStore, RateWindow } from './store/rates.js';
-export { keepsRates, RATE_WINDOW_MS } from './store/rates.js';
+export { keepsRates, RATE_HOLD_MS, RATE_WINDOW_MS } from './store/rates.js';
 export type { DeletedRun, DeleteOptions, RunRemoval } from './store/run-removal.js';
 export type {
   CatchUpPolicy,

@@ -1,7 +1,7 @@
 import { tool } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { END, graph, MemoryStore, run } from '../../src/index.js';
+import { END, graph, MemoryStore, RATE_HOLD_MS, run } from '../../src/index.js';
 import { agent, scriptedModel } from '../../src/model/index.js';
 import { SqliteStore } from '../../src/sqlite.js';
 import { fakeClock } from '../support/clock.js';
@@ -55,7 +55,7 @@ describe.each([
     expect((await run(g, {}, { store, runId: 'a', clock })).status).toBe('succeeded');
     expect(await store.rateWindow('llm', clock.now())).toMatchObject({ requests: 2, tokens: 30 });
     const next = await run(g, {}, { store, runId: 'b', clock, holdSleepsMs: 0 });
-    expect(next.status === 'waiting' && next.wakesAt).toBe(1_000 + 60_000);
+    expect(next.status === 'waiting' && next.wakesAt).toBe(1_000 + RATE_HOLD_MS);
   });
 
   it('a turn over the limit waits inside the attempt until the window has room', async () => {
@@ -69,7 +69,7 @@ describe.each([
     for (let i = 0; i < 20 && m.requests.length < 1; i++)
       await new Promise((resolve) => setImmediate(resolve));
     expect(m.requests).toHaveLength(1);
-    await clock.advance(59_999);
+    await clock.advance(RATE_HOLD_MS - 1);
     expect(ended).toBe(false);
     expect(m.requests).toHaveLength(1);
     await clock.advance(1);

@@ -7,6 +7,7 @@ import {
   keepsRates,
   resume,
   run,
+  RATE_HOLD_MS,
   type StreamEvent,
 } from '../../src/index.js';
 import { fakeClock } from '../support/clock.js';
@@ -17,7 +18,8 @@ import { stores } from '../support/stores.js';
 // (a timer row, nothing held), and then runs that same attempt.
 
 const State = z.object({ n: z.number().default(0), tokens: z.number().default(0) });
-const minute = 60_000;
+// An admission holds its place in the window a minute and a quarter of a second (rates.ts).
+const minute = RATE_HOLD_MS;
 
 /** call -> END, counting bodies; each body reports `tokens` of usage. */
 function limited(bodies: { call: number }, rateLimit: object, spend?: { maxTokens: number }) {

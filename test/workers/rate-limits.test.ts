@@ -8,6 +8,7 @@ import {
   enqueue,
   graph,
   MemoryStore,
+  RATE_HOLD_MS,
   type Store,
   Worker,
   type WorkQueue,
@@ -135,9 +136,9 @@ describePg('rate limits with workers on PostgreSQL', () => {
       for (const id of ids) {
         const timers = await db.store.listTimers(id);
         if (timers.length > 0)
-          expect(timers).toEqual([{ runId: id, id: 'sleep:call:1', at: t0 + minute }]);
+          expect(timers).toEqual([{ runId: id, id: 'sleep:call:1', at: t0 + RATE_HOLD_MS }]);
       }
-      await clock.advance(minute);
+      await clock.advance(RATE_HOLD_MS);
       await until(async () => starts.length === 6);
       // Three more in the second minute, and not one over: the last two wait for the third.
       await new Promise((resolve) => setTimeout(resolve, 300));

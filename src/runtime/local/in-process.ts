@@ -1,6 +1,6 @@
 import { WaymarkError } from '../../error/waymark-error.js';
 import type { CompiledGraph } from '../../graph/compiled.js';
-import { keepsRates, RATE_WINDOW_MS } from '../../store/rates.js';
+import { keepsRates, RATE_HOLD_MS } from '../../store/rates.js';
 import type { Lease } from '../../store/store.js';
 import { type ExecutorOptions, LocalExecutor } from '../attempt/executor.js';
 import { type Clock, systemClock } from '../clock.js';
@@ -135,7 +135,7 @@ export async function driveInProcess(
       (store === undefined ? Number.POSITIVE_INFINITY : defaultHoldSleepsMs),
     // A rate limit throttles, it does not stop: its deferral (a window's length at most) is
     // slept through here unless the caller set how long to hold sleeps.
-    holdRateSleepsMs: options.holdSleepsMs ?? RATE_WINDOW_MS,
+    holdRateSleepsMs: options.holdSleepsMs ?? RATE_HOLD_MS,
     onCommitted: (s, committed, at) => {
       if (segment !== undefined) tellStep(segment, graph, s.before, s.event, s.result, s.trace);
       if (watch === undefined) return;

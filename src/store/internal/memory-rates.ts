@@ -3,7 +3,7 @@
 // as SQLite's write lock and PostgreSQL's advisory lock make it there.
 
 import {
-  RATE_WINDOW_MS,
+  RATE_HOLD_MS,
   type RateDecision,
   type RateRequest,
   type RateStore,
@@ -27,7 +27,7 @@ export class MemoryRates implements RateStore {
     // Nothing waits for a lock here, but the time is read the way every store reads it.
     const request = { ...asked, at: asked.now?.() ?? asked.at };
     const rows = this.#admissions.get(request.resource) ?? new Map<string, RateRow>();
-    for (const [id, row] of rows) if (row.at <= request.at - RATE_WINDOW_MS) rows.delete(id);
+    for (const [id, row] of rows) if (row.at <= request.at - RATE_HOLD_MS) rows.delete(id);
     const { decision, record } = decideRate(
       request,
       [...rows.values()],
@@ -54,7 +54,7 @@ export class MemoryRates implements RateStore {
 
   async rateWindow(resource: string, at: number): Promise<RateWindow> {
     const rows = [...(this.#admissions.get(resource)?.values() ?? [])].filter(
-      (row) => row.at > at - RATE_WINDOW_MS,
+      (row) => row.at > at - RATE_HOLD_MS,
     );
     const blockedUntil = this.#blockedAt(resource, at);
     return {

@@ -1,4 +1,4 @@
-import { RATE_WINDOW_MS } from '../rates.js';
+import { RATE_HOLD_MS } from '../rates.js';
 
 // Rate limits on PostgreSQL (rates.ts): a row per admission, a row per blocked resource. An
 // admission is one transaction (pg/rates.ts) that first takes the resource's advisory lock
@@ -25,7 +25,7 @@ export function ratesMigration(s: string): string {
 
 /** The statements of the rate limits, for the quoted schema `s`. */
 export function rateTexts(s: string) {
-  const since = `$2::bigint - ${RATE_WINDOW_MS}`;
+  const since = `$2::bigint - ${RATE_HOLD_MS}`;
   return {
     // $1 resource. Keyed by the schema too: two stores on one database never wait on each other.
     rateLock: `SELECT pg_advisory_xact_lock(hashtextextended('waymark.rate:${s}:' || $1::text, 0))`,

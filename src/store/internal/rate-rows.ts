@@ -1,4 +1,4 @@
-import { RATE_WINDOW_MS, type RateDecision, type RateRequest } from '../rates.js';
+import { RATE_HOLD_MS, type RateDecision, type RateRequest } from '../rates.js';
 
 // The decision of an admission (rates.ts), one copy for every store: each store reads the
 // resource's window under its lock, asks `decideRate`, and records the admission if told to.
@@ -41,7 +41,7 @@ export function decideRate(
   const rpm = request.requestsPerMinute;
   if (rpm !== undefined && rows.length >= rpm) {
     // Room comes when the oldest of the last `rpm` admissions leaves the window.
-    refusals.push({ until: rows[rows.length - rpm]!.at + RATE_WINDOW_MS, reason: 'requests' });
+    refusals.push({ until: rows[rows.length - rpm]!.at + RATE_HOLD_MS, reason: 'requests' });
   }
   const tpm = request.tokensPerMinute;
   if (tpm !== undefined) {
@@ -59,7 +59,7 @@ export function decideRate(
           break;
         }
       }
-      refusals.push({ until: until + RATE_WINDOW_MS, reason: 'tokens' });
+      refusals.push({ until: until + RATE_HOLD_MS, reason: 'tokens' });
     }
   }
   const later = refusals.reduce<(typeof refusals)[number] | undefined>(

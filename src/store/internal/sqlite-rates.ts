@@ -5,7 +5,7 @@
 
 import type Database from 'better-sqlite3';
 import {
-  RATE_WINDOW_MS,
+  RATE_HOLD_MS,
   type RateDecision,
   type RateRequest,
   type RateStore,
@@ -75,8 +75,8 @@ export class SqliteRates implements RateStore {
     return this.#host.write(() => {
       // Read inside the write lock: see RateRequest.now.
       const at = request.now?.() ?? request.at;
-      this.#sql.sweep.run(resource, at - RATE_WINDOW_MS);
-      const rows = this.#sql.window.all(resource, at - RATE_WINDOW_MS) as RateRow[];
+      this.#sql.sweep.run(resource, at - RATE_HOLD_MS);
+      const rows = this.#sql.window.all(resource, at - RATE_HOLD_MS) as RateRow[];
       const { decision, record } = decideRate(
         { ...request, at },
         rows,
@@ -97,7 +97,7 @@ export class SqliteRates implements RateStore {
 
   async rateWindow(resource: string, at: number): Promise<RateWindow> {
     return this.#host.read(() => {
-      const counted = this.#sql.count.get(resource, at - RATE_WINDOW_MS) as {
+      const counted = this.#sql.count.get(resource, at - RATE_HOLD_MS) as {
         requests: number;
         tokens: number;
       };

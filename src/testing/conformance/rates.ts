@@ -1,4 +1,4 @@
-import { keepsRates, type RateRequest, RATE_WINDOW_MS as W } from '../../store/rates.js';
+import { keepsRates, type RateRequest, RATE_HOLD_MS as W } from '../../store/rates.js';
 import type { Section } from './section.js';
 
 /** Rate limits on shared resources: a sliding minute of admissions, tokens and 429 blocks. */
