@@ -5,9 +5,9 @@ import {
   graph,
   isWaymarkError,
   keepsRates,
+  RATE_HOLD_MS,
   resume,
   run,
-  RATE_HOLD_MS,
   type StreamEvent,
 } from '../../src/index.js';
 import { fakeClock } from '../support/clock.js';

@@ -1,14 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { END, event, graph, run } from '../../src/index.js';
-import { type Served, serve } from '../../src/server.js';
-import { SqliteStore } from '../../src/sqlite.js';
-import { describeBrowser, launchBrowser, openPage, screenshot } from './fixtures/browser.js';
-import { pageDir } from './fixtures/page-build.js';
+import { describeBrowser, screenshot } from './fixtures/browser.js';
+import { servedPage } from './fixtures/served-page.js';
 
 // The page shows an event wait with the event's name and its key, as it shows a sleep with
 // until when it sleeps: what a signal must name to reach the run.
@@ -31,30 +25,10 @@ const orders = graph('page-orders', { state: State })
 
 vi.setConfig({ testTimeout: 30_000 });
 
-let dir: string;
-let store: SqliteStore;
-let served: Served;
-let browser: Browser;
-
 describeBrowser('the web page and event waits', () => {
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'waymark-ui-events-'));
-    store = new SqliteStore({ path: join(dir, 'runs.db') });
-    const [ui] = await Promise.all([
-      pageDir(),
-      run(orders, { orderId: 'o-7' }, { store, runId: 'order-waiting' }),
-    ]);
-    served = await serve({ store, graphs: [orders], token: 'page-token', ui });
-    browser = await launchBrowser();
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await served?.close();
-    await store?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const open = (route: string): Promise<Page> => openPage(browser, served, route);
+  const { open } = servedPage('events', [orders], (store) =>
+    run(orders, { orderId: 'o-7' }, { store, runId: 'order-waiting' }),
+  );
 
   it('shows an event wait with the name of its event and its key', async () => {
     const page = await open('#/runs/order-waiting');

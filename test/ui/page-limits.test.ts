@@ -1,14 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { END, enqueue, graph } from '../../src/index.js';
-import { type Served, serve } from '../../src/server.js';
-import { SqliteStore } from '../../src/sqlite.js';
-import { describeBrowser, launchBrowser, openPage, screenshot } from './fixtures/browser.js';
-import { pageDir } from './fixtures/page-build.js';
+import { describeBrowser, screenshot } from './fixtures/browser.js';
+import { servedPage } from './fixtures/served-page.js';
 
 // The page of a run queued behind its graph's concurrency limit says so: its key, the limit,
 // its place in line and since when; nothing of it has run.
@@ -24,30 +18,12 @@ const limited = graph('limited-page', {
   .entry('work')
   .compile();
 
-let dir: string;
-let store: SqliteStore;
-let served: Served;
-let browser: Browser;
-
 describeBrowser('the web page of a queued run', () => {
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'waymark-ui-limits-'));
-    store = new SqliteStore({ path: join(dir, 'runs.db') });
+  const { open } = servedPage('limits', [limited], async (store) => {
     // No worker runs here: the first holds the slot, the second waits queued behind it.
     await enqueue(store, limited, { customer: 'acme' }, { runId: 'first' });
     await enqueue(store, limited, { customer: 'acme' }, { runId: 'second' });
-    const ui = await pageDir();
-    served = await serve({ store, graphs: [limited], token: 'page-token', ui });
-    browser = await launchBrowser();
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await served?.close();
-    await store?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
-
-  const open = (route: string): Promise<Page> => openPage(browser, served, route);
 
   it('shows a queued run as waiting, with its key, the limit and its place in line', async () => {
     const page = await open('#/runs/second');

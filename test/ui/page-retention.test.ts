@@ -1,14 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { graph, person, run } from '../../src/index.js';
-import { type Served, serve } from '../../src/server.js';
-import { SqliteStore } from '../../src/sqlite.js';
-import { describeBrowser, launchBrowser, openPage, screenshot } from './fixtures/browser.js';
-import { pageDir } from './fixtures/page-build.js';
+import { describeBrowser, screenshot } from './fixtures/browser.js';
+import { servedPage } from './fixtures/served-page.js';
 
 // Deleting a run from `waymark ui`'s page, in a real (headless) Chromium over the real server:
 // a finished run's view offers Delete, asked twice; a waiting run's offers none.
@@ -30,41 +24,23 @@ const asking = graph('page-asking', { state: z.object({ ok: z.boolean().default(
   .entry('ask')
   .compile();
 
-let dir: string;
-let store: SqliteStore;
-let served: Served;
-let browser: Browser;
-
 describeBrowser('deleting a run from the web page', () => {
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'waymark-ui-retention-'));
-    store = new SqliteStore({ path: join(dir, 'runs.db') });
-    const [ui] = await Promise.all([
-      pageDir(),
+  const served = servedPage('retention', [done, asking], (store) =>
+    Promise.all([
       run(done, {}, { store, runId: 'finished-run' }),
       run(asking, {}, { store, runId: 'waiting-run' }),
-    ]);
-    served = await serve({ store, graphs: [done, asking], token: 'page-token', ui });
-    browser = await launchBrowser();
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await served?.close();
-    await store?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const open = (route: string): Promise<Page> => openPage(browser, served, route);
+    ]),
+  );
 
   it("a waiting run's view offers no Delete", async () => {
-    const page = await open('/runs/waiting-run');
+    const page = await served.open('/runs/waiting-run');
     await page.getByRole('button', { name: 'Cancel' }).waitFor();
     expect(await page.getByRole('button', { name: 'Delete…' }).count()).toBe(0);
     await page.close();
   });
 
   it("a finished run's view deletes it, asked twice, and goes back to the runs", async () => {
-    const page = await open('/runs/finished-run');
+    const page = await served.open('/runs/finished-run');
     await page.getByRole('button', { name: 'Delete…' }).click();
     await page.getByRole('button', { name: 'Delete for good' }).waitFor();
     await screenshot(page, 'run-delete');
@@ -72,7 +48,7 @@ describeBrowser('deleting a run from the web page', () => {
     await poll(() => page.evaluate(() => (globalThis as unknown as Dom).location.hash)).toBe(
       '#/runs',
     );
-    await poll(() => store.getRun('finished-run')).toBeUndefined();
+    await poll(() => served.store.getRun('finished-run')).toBeUndefined();
     await poll(() => page.locator('tr[data-run]').count()).toBe(1);
     expect(await page.locator('tr[data-run]').getAttribute('data-run')).toBe('waiting-run');
     await page.close();

@@ -344,8 +344,7 @@ export class Transition implements ResumeDraft {
     const deferred = rateDeferred(node, activation, error);
     if (deferred !== undefined) {
       this.pending[index] = deferred;
-      this.#commands.push({ type: 'sleep', activation: deferred });
-      return;
+      return void this.#commands.push(startCommand(deferred));
     }
     if (retries(node, activation, error)) {
       const retry = nextAttempt(node, activation, error, at);
