@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { errorValue } from '../../src/error/error-value.js';
 import {
   END,
   graph,
@@ -10,6 +11,8 @@ import {
   run,
   type StreamEvent,
 } from '../../src/index.js';
+import { initialSnapshot } from '../../src/runtime/core/checkpoint.js';
+import { step } from '../../src/runtime/core/step.js';
 import { fakeClock } from '../support/clock.js';
 import { stores } from '../support/stores.js';
 
@@ -159,6 +162,44 @@ describe.each(stores)('a rate-limited node, with the %s store', (_name, makeStor
     const third = await run(g, { tokens: 10 }, { store, runId: 'c', clock, holdSleepsMs: 0 });
     expect(third.status === 'waiting' && third.wakesAt).toBe(1_000 + minute);
     expect(bodies.call).toBe(2);
+  });
+});
+
+describe('a recorded refusal', () => {
+  it('is decided from the error, not the declaration: replayed after the limit was removed, it still defers', () => {
+    // The quota is not the graph's shape: the graph without it has the same hash, so a run
+    // recorded under the limit is replayed under the graph without it.
+    const without = graph('limited', { state: State })
+      .node('call', (s) => ({ n: s.n + 1 }))
+      .edge('call', END)
+      .entry('call')
+      .compile();
+    expect(without.hash).toBe(limited({ call: 0 }, { resource: 'api', requestsPerMinute: 1 }).hash);
+    const first = step(
+      without,
+      initialSnapshot(without, 'r', { n: 0, tokens: 0 }, { maxSteps: 10 }),
+      {
+        type: 'started',
+      },
+    ).snapshot;
+    const where = { node: 'call', activation: 'call:1', attempt: 1 };
+    const error = errorValue(where, 'RATE_LIMITED', 'transient', 'full', {
+      resource: 'api',
+      until: 61_000,
+    });
+    const { snapshot, commands } = step(without, first, {
+      type: 'failed',
+      activation: 'call:1',
+      attempt: 1,
+      error,
+      at: 1_000,
+    });
+    expect(snapshot.status).toBe('waiting');
+    expect(snapshot.errors).toEqual([]);
+    expect(snapshot.pending).toMatchObject([
+      { id: 'call:1', attempt: 1, sleeping: { until: 61_000, rate: 'api' } },
+    ]);
+    expect(commands).toMatchObject([{ type: 'sleep' }]);
   });
 });
 

@@ -137,20 +137,20 @@ export function nextWake(snapshot: Snapshot): number | undefined {
 
 /**
  * The activation a refused rate-limit admission puts to sleep: the same attempt (it never
- * started), until the window has room. Undefined for any other failure, or for a refusal that
- * does not say until when, which is an ordinary failure.
+ * started), until the window has room. Read from the recorded error alone, not from the node's
+ * declaration: a replay under a graph whose rate limit was since removed (a quota is not in the
+ * structural hash) decides as the recording did. Undefined for any other failure, or for a
+ * refusal that does not say until when, which is an ordinary failure.
  *
  * @example
- * const deferred = rateDeferred(node, activation, error); // sleeping: { until, rate: 'openai' }
+ * const deferred = rateDeferred(activation, error); // sleeping: { until, rate: 'openai' }
  */
-export function rateDeferred(
-  node: RuntimeNode,
-  activation: Activation,
-  error: ErrorValue,
-): Activation | undefined {
-  if (error.code !== 'RATE_LIMITED' || node.def.rateLimit === undefined) return undefined;
-  const until = (error.details as { until?: unknown } | undefined)?.until;
+export function rateDeferred(activation: Activation, error: ErrorValue): Activation | undefined {
+  if (error.code !== 'RATE_LIMITED') return undefined;
+  const details = error.details as { until?: unknown; resource?: unknown } | undefined;
+  const until = details?.until;
   if (typeof until !== 'number' || !Number.isFinite(until)) return undefined;
+  const rate = typeof details?.resource === 'string' ? details.resource : activation.node;
   const { notBefore: _n, ...rest } = activation;
-  return { ...rest, sleeping: { until, rate: node.def.rateLimit.resource } };
+  return { ...rest, sleeping: { until, rate } };
 }

@@ -341,7 +341,7 @@ export class Transition implements ResumeDraft {
     if (activation.blocked !== undefined) return;
     if (report?.usage !== undefined) this.#report(activation, report, false);
     const node = this.#node(activation.node);
-    const deferred = rateDeferred(node, activation, error);
+    const deferred = rateDeferred(activation, error);
     if (deferred !== undefined) {
       this.pending[index] = deferred;
       return void this.#commands.push(startCommand(deferred));
