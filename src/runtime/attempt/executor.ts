@@ -147,10 +147,13 @@ export class LocalExecutor implements Executor {
       ...(this.#options.onHeartbeat !== undefined && {
         liveBeat: this.#liveBeat(activation, this.#options.onHeartbeat),
       }),
-      ...(node.def.rateLimit !== undefined && {
-        admitCall: callAdmitter(this.#options.rates, node, activation, snapshot.runId, clock),
-      }),
     };
+    const { memos, rates } = this.#options;
+    const limited = rates !== undefined && node.def.rateLimit !== undefined;
+    // Copied for a rate-limited node only: this object is made on every step.
+    const attemptInput = !limited
+      ? input
+      : { ...input, admitCall: callAdmitter(rates, node, activation, snapshot.runId, clock) };
     const start = () => {
       const startedAt = clock.now();
       this.#inFlight.set(activation.id, { activation, startedAt });
@@ -162,14 +165,14 @@ export class LocalExecutor implements Executor {
       });
       const scope = this.#options.scope?.(activation, node.def.kind);
       if (scope === undefined)
-        return executeAttempt(this.#graph, node, activation, input, startedAt);
-      return scope.within(() => executeAttempt(this.#graph, node, activation, input, startedAt));
+        return executeAttempt(this.#graph, node, activation, attemptInput, startedAt);
+      return scope.within(() =>
+        executeAttempt(this.#graph, node, activation, attemptInput, startedAt),
+      );
     };
     const stopped = this.#stoppedSignal;
     const wait = activation.notBefore === undefined ? 0 : activation.notBefore - clock.now();
-    const { memos, rates } = this.#options;
     const key = memos === undefined ? undefined : cacheKeyOf(node, view.state, hash);
-    const limited = rates !== undefined && node.def.rateLimit !== undefined;
     // A rate-limited node is admitted by the store first: a refusal is its attempt, unstarted.
     const admitted = !limited
       ? start

@@ -105,8 +105,8 @@ export async function attemptOf(
     if (hit !== undefined) return hit;
   }
   // A rate-limited node is admitted by the store first: a refusal is its attempt, unstarted.
-  const rates = keepsRates(store) ? store : undefined;
-  const refused = await admitAttempt(rates, node, activation, runId, clock);
+  const rates = node.def.rateLimit !== undefined && keepsRates(store) ? store : undefined;
+  const refused = rates && (await admitAttempt(rates, node, activation, runId, clock));
   if (refused !== undefined) return refused;
   const observed = options.telemetry?.telemetry.task({
     runId,
@@ -134,7 +134,7 @@ export async function attemptOf(
       }),
     });
   const attempt = observed === undefined ? await body() : await observed.within(body);
-  await settleAttempt(rates, node, activation, runId, attempt);
+  if (rates !== undefined) await settleAttempt(rates, node, activation, runId, attempt);
   if (key !== undefined) await remember(store, graph, node, key, attempt, runId);
   if (observed !== undefined)
     options.onEnd?.((recorded) =>
