@@ -37,9 +37,7 @@ export interface MeteredState {
   n: number;
 }
 export type MeteredGraph = Waymark.CompiledGraph<MeteredState, Partial<MeteredState>>;
-export declare function benchGraphs(
-  waymark: typeof Waymark,
-): Record<BenchGraphName, BenchGraph> & {
+export declare function benchGraphs(waymark: typeof Waymark): Record<BenchGraphName, BenchGraph> & {
   readonly nap?: NapGraph;
   readonly cue?: CueGraph;
   readonly metered?: MeteredGraph;
